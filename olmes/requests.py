@@ -1,0 +1,131 @@
+"""Standardized instances -> request rows (context, continuation) for CF, its pmi rows, and MCF.
+
+Row order follows the reference dumps: every conditional row by instance then choice, then (CF
+with pmi) every unconditional row by instance then choice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from olmes import prompts
+from olmes.data import fewshot_instances, load_instances
+from olmes.errors import OlmesError
+from olmes.tasks import FORMULATIONS, Instance, Task, get_task
+
+REQUEST_FIELDS = (
+    "task", "formulation", "instance_index", "native_id", "choice", "label",
+    "context", "continuation", "unconditional",
+)  # fmt: skip
+
+
+def build_requests(
+    task: str | Task,
+    formulation: str,
+    limit: int | None = None,
+    source: str = "bundle",
+    pmi_everywhere: bool = False,
+) -> list[dict[str, Any]]:
+    """All request rows of a task and formulation. ``pmi_everywhere`` adds pmi rows to every CF task."""
+    task = get_task(task) if isinstance(task, str) else task
+    if formulation not in FORMULATIONS:
+        raise OlmesError(f"unknown formulation {formulation!r}; choose one of: {', '.join(FORMULATIONS)}")
+    if limit is not None and limit <= 0:
+        raise OlmesError(f"--limit must be a positive number of instances, got {limit}")
+    instances = load_instances(task, source, limit)
+    shots = _ShotCache(task, source)
+    rows: list[dict[str, Any]] = []
+    for index, instance in enumerate(instances):
+        render = _cf_rows if formulation == "cf" else _mcf_rows
+        rows.extend(render(task, index, instance, shots.rendered(instance, formulation)))
+    if formulation == "cf" and (task.has_pmi or pmi_everywhere):
+        for index, instance in enumerate(instances):
+            rows.extend(_unconditional_rows(task, index, instance))
+    return rows
+
+
+class _ShotCache:
+    """Rendered shots per subject (a task without subjects has one set): built once, reused."""
+
+    def __init__(self, task: Task, source: str) -> None:
+        self.task, self.source = task, source
+        self._rendered: dict[tuple[str | None, str], list[str]] = {}
+
+    def rendered(self, instance: Instance, formulation: str) -> list[str]:
+        key = (instance.subject, formulation)
+        if key not in self._rendered:
+            examples = fewshot_instances(self.task, self.source, instance.subject)
+            render = self.task.cf_shot if formulation == "cf" else self.task.mcf_shot
+            self._rendered[key] = [render(example) for example in examples]
+        return self._rendered[key]
+
+
+def _row(task: Task, formulation: str, index: int, instance: Instance, choice: int) -> dict[str, Any]:
+    row = {
+        "task": task.key,
+        "formulation": formulation,
+        "instance_index": index,
+        "native_id": instance.native_id,
+        "choice": choice,
+        "label": instance.gold,
+    }
+    if instance.subject is not None:
+        row["subject"] = instance.subject
+    return row
+
+
+def _cf_rows(task: Task, index: int, instance: Instance, shots: list[str]) -> Iterable[dict[str, Any]]:
+    instruction = task.instruction(instance)
+    pairs = zip(task.cf_queries(instance), task.cf_continuations(instance), strict=True)
+    for choice, (query, continuation) in enumerate(pairs):
+        row = _row(task, "cf", index, instance, choice)
+        row["context"] = prompts.fewshot_context(instruction, shots, query)
+        row["continuation"] = continuation
+        row["unconditional"] = False
+        yield row
+
+
+def _unconditional_rows(task: Task, index: int, instance: Instance) -> Iterable[dict[str, Any]]:
+    for choice, continuation in enumerate(task.cf_continuations(instance)):
+        row = _row(task, "cf", index, instance, choice)
+        row["context"] = prompts.UNCONDITIONAL_CONTEXT
+        row["continuation"] = continuation
+        row["unconditional"] = True
+        yield row
+
+
+def _mcf_rows(task: Task, index: int, instance: Instance, shots: list[str]) -> Iterable[dict[str, Any]]:
+    context = prompts.fewshot_context(task.instruction(instance), shots, task.mcf_query(instance))
+    for choice, continuation in enumerate(prompts.mcf_continuations(len(instance.choices))):
+        row = _row(task, "mcf", index, instance, choice)
+        row["context"] = context
+        row["continuation"] = continuation
+        row["unconditional"] = False
+        yield row
+
+
+def write_jsonl(rows: Iterable[dict[str, Any]], path: str | os.PathLike) -> None:
+    """Write rows as JSON lines atomically (temp file in the same folder, then rename)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle = tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.", delete=False
+    )
+    try:
+        with handle:
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        os.replace(handle.name, target)
+    except BaseException:
+        os.unlink(handle.name)
+        raise
+
+
+def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
