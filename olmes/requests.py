@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from olmes import prompts
+from olmes.atomic import atomic_path
 from olmes.data import fewshot_instances, load_instances
 from olmes.errors import OlmesError
 from olmes.tasks import FORMULATIONS, Instance, Task, get_task
@@ -110,20 +109,10 @@ def _mcf_rows(task: Task, index: int, instance: Instance, shots: list[str]) -> I
 
 
 def write_jsonl(rows: Iterable[dict[str, Any]], path: str | os.PathLike) -> None:
-    """Write rows as JSON lines atomically (temp file in the same folder, then rename)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.", delete=False
-    )
-    try:
-        with handle:
-            for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-        os.replace(handle.name, target)
-    except BaseException:
-        os.unlink(handle.name)
-        raise
+    """Write rows as JSON lines, atomically."""
+    with atomic_path(path) as temp, open(temp, "w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:

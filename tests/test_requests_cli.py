@@ -1,0 +1,91 @@
+"""The request stage as a user drives it: `olmes requests` / `olmes tasks`, sampling, limits, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from olmes.cli import main
+from olmes.data import load_instances
+from olmes.requests import REQUEST_FIELDS, read_jsonl
+from olmes.tasks import TASKS, get_task
+
+
+@pytest.mark.parametrize(
+    ("task_key", "first_native_ids"),
+    [
+        ("boolq", [3187, 1805, 478, 30, 371]),
+        ("hellaswag", None),
+        ("piqa", [1593, 902, 239, 15, 185, 1652]),
+        ("socialiqa", [1593, 902, 239, 15, 185, 1865]),
+    ],
+)
+def test_sampled_tasks_keep_the_sampled_order(task_key: str, first_native_ids: list | None) -> None:
+    instances = load_instances(get_task(task_key))
+    assert len(instances) == 1000
+    if first_native_ids:
+        assert [i.native_id for i in instances[: len(first_native_ids)]] == first_native_ids
+
+
+def test_hellaswag_sample_positions_match_spec() -> None:
+    """SPEC's first picks are split positions; HellaSwag's native id is its ``ind`` field."""
+    from olmes.data import raw_rows
+
+    task = get_task("hellaswag")
+    rows = raw_rows(task, "bundle", task.split)
+    position_of = {row["ind"]: position for position, row in enumerate(rows)}
+    picks = [position_of[i.native_id] for i in load_instances(task)[:5]]
+    assert picks == [7220, 1914, 122, 1485, 9539]
+
+
+def test_cli_writes_documented_fields(tmp_path) -> None:
+    out = tmp_path / "req.jsonl"
+    assert main(["requests", "csqa", "--formulation", "cf", "--limit", "3", "--output", str(out)]) == 0
+    rows = read_jsonl(out)
+    assert len(rows) == 3 * 5 * 2  # 3 instances x 5 choices, conditional and unconditional
+    assert all(tuple(row) == REQUEST_FIELDS for row in rows)
+    assert [row["unconditional"] for row in rows] == [False] * 15 + [True] * 15
+    assert [row["instance_index"] for row in rows[:15:5]] == [0, 1, 2]
+    assert all(not row["context"][-1].isspace() and row["continuation"][0] == " " for row in rows)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["requests", "nosuchtask", "--formulation", "cf"], "unknown task 'nosuchtask'"),
+        (["requests", "piqa", "--formulation", "xx"], "invalid choice: 'xx'"),
+        (["requests", "piqa", "--formulation", "cf", "--limit", "0"], "must be a positive number"),
+        (["requests", "piqa", "--formulation", "cf", "--limit", "-3"], "must be a positive number"),
+    ],
+)
+def test_cli_errors_are_one_line_and_non_zero(tmp_path, argv: list[str], message: str) -> None:
+    command = [sys.executable, "-m", "olmes.cli", *argv, "--output", str(tmp_path / "x.jsonl")]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode != 0
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_tasks_command_lists_all_ten(capsys) -> None:
+    assert main(["tasks", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [row["task"] for row in listed] == list(TASKS)
+    assert {row["task"]: row["cf_normalization"] for row in listed}["arc_easy"] == "char"
+
+
+def test_limit_keeps_the_first_instances() -> None:
+    full = load_instances(get_task("winogrande"))
+    assert load_instances(get_task("winogrande"), limit=7) == full[:7]
+    assert len(full) == 1267
+
+
+def test_winogrande_cf_contexts_differ_and_continuation_is_shared(tmp_path) -> None:
+    out = tmp_path / "w.jsonl"
+    assert main(["requests", "winogrande", "--formulation", "cf", "--limit", "1", "--output", str(out)]) == 0
+    first, second = read_jsonl(out)
+    assert first["context"].endswith("so Sarah") and second["context"].endswith("so Maria")
+    assert first["continuation"] == second["continuation"] == " always got the easier cases."
