@@ -1,0 +1,19 @@
+# The OLMES evaluation pipeline: requests -> log-probs -> scores -> tables -> site.
+# Run `snakemake --cores N` here (profiles in workflow/profiles/); see README.md.
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/requests.smk"
+include: "workflow/rules/logprobs.smk"
+include: "workflow/rules/scores.smk"
+include: "workflow/rules/tables.smk"
+include: "workflow/rules/site.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        SITE_INDEX,
+        TABLES_DONE,

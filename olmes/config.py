@@ -1,0 +1,49 @@
+"""The workflow's configuration: checked against its JSON schema, with one message naming the key.
+
+Snakemake's own ``validate`` reports a whole schema dump; this gives the user one line that
+says which key is wrong and what it accepts, before any job runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from olmes.errors import OlmesError
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "workflow" / "schemas" / "config.schema.yaml"
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    parts = []
+    for part in error.absolute_path:
+        parts.append(f"[{part}]" if isinstance(part, int) else (f".{part}" if parts else str(part)))
+    return "".join(parts) or "(top level)"
+
+
+def validate_config(config: dict[str, Any], schema_path: Path = SCHEMA_PATH) -> None:
+    """Raise :class:`OlmesError` for the first problem in ``config``, naming the key."""
+    schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: (list(e.absolute_path), e.message))
+    if errors:
+        error = errors[0]
+        raise OlmesError(f"config key '{_key_path(error)}': {error.message}")
+    for name, model in config["models"].items():
+        _check_model_spec(name, model["spec"])
+
+
+def _check_model_spec(name: str, spec: str) -> None:
+    """Short names must be known; hub ids, folders and .gguf files are checked when loaded."""
+    from olmes.models import SHORT_NAMES
+
+    looks_like_path_or_hub_id = "/" in spec or spec.endswith(".gguf") or Path(spec).exists()
+    if not looks_like_path_or_hub_id and spec not in SHORT_NAMES:
+        known = ", ".join(sorted(SHORT_NAMES))
+        raise OlmesError(
+            f"config key 'models.{name}.spec': unknown model short name {spec!r}; "
+            f"known short names: {known} (or give a hub id, a local folder or a .gguf file)"
+        )

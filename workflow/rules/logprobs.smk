@@ -1,0 +1,28 @@
+# Stage 2: log P(continuation | context) per model, task and formulation: the GPU jobs.
+# On a cluster the slurm profile groups one model's jobs into one cluster job.
+
+
+rule logprobs:
+    input:
+        f"{RESULTS}/requests/{{task}}.{{formulation}}.jsonl",
+    output:
+        f"{RESULTS}/logprobs/{{model}}/{{task}}.{{formulation}}.parquet",
+    params:
+        spec=model_spec,
+        dtype=model_dtype_option,
+        identity=model_identity,
+        max_batch_tokens=config["max_batch_tokens"],
+    threads: 2
+    resources:
+        gpu=1,
+        mem_mb=16000,
+        runtime=240,
+    group:
+        "logprobs_{model}"
+    conda:
+        "../envs/olmes.yaml"
+    log:
+        f"{RESULTS}/logs/logprobs/{{model}}/{{task}}.{{formulation}}.log",
+    shell:
+        "olmes logprobs --model {params.spec:q} {params.dtype} --requests {input}"
+        " --max-batch-tokens {params.max_batch_tokens} --output {output} 2> {log}"

@@ -1,0 +1,27 @@
+# Stage 4: the paper's tables (CSV, JSON, LaTeX), figure data and statistics over all models.
+
+
+rule models_file:
+    """The config's models (names, specs, checkpoint series) as a file the tables read."""
+    output:
+        MODELS_FILE,
+    params:
+        models=json.dumps({"models": config["models"]}, sort_keys=True),
+    run:
+        write_text_atomic(output[0], params.models)
+
+
+rule tables:
+    input:
+        scores=expand(f"{RESULTS}/scores/{{model}}/{{task}}.scores.json", model=MODELS, task=TASK_KEYS),
+        models=MODELS_FILE,
+    output:
+        TABLES_DONE,
+    params:
+        out=lambda wildcards, output: os.path.dirname(output[0]),
+    conda:
+        "../envs/olmes.yaml"
+    log:
+        f"{RESULTS}/logs/tables.log",
+    shell:
+        "olmes tables --scores {input.scores} --models {input.models} --out {params.out} 2> {log}"
