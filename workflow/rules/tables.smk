@@ -7,8 +7,11 @@ rule models_file:
         MODELS_FILE,
     params:
         models=json.dumps({"models": config["models"]}, sort_keys=True),
+    log:
+        f"{RESULTS}/logs/models_file.log",
     run:
         write_text_atomic(output[0], params.models)
+        write_text_atomic(log[0], f"{len(config['models'])} models -> {output[0]}\n")
 
 
 rule tables:
