@@ -23,7 +23,7 @@ MODELS = list(config["models"])
 TASK_KEYS = list(config["tasks"])
 FORMULATIONS = ["cf", "mcf"]
 SITE_INDEX = f"{config['site']}/index.html"
-TABLES_DONE = f"{RESULTS}/tables/tables.json"
+TABLES_DONE = f"{RESULTS}/tables/index.json"
 MODELS_FILE = f"{RESULTS}/models.json"
 
 wildcard_constraints:

@@ -1,0 +1,46 @@
+"""``olmes site``: score summaries, tables and requests -> the static leaderboard site."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from olmes.site.build import build_site
+
+NAME = "site"
+HELP = "build the static leaderboard site (HTML, works from disk and on GitHub Pages)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--scores",
+        nargs="+",
+        required=True,
+        help="*.scores.json files written by olmes score, or directories to search for them",
+    )
+    parser.add_argument(
+        "--tables",
+        type=Path,
+        help="folder written by olmes tables from the same --scores (default: build the tables here)",
+    )
+    parser.add_argument(
+        "--requests",
+        nargs="*",
+        default=[],
+        help="request JSONL files of olmes requests, or directories to search (prompts, instance text)",
+    )
+    parser.add_argument(
+        "--models", type=Path, help="models file (YAML/JSON): display names, order, checkpoint series"
+    )
+    parser.add_argument("--title", default="OLMES leaderboard", help="site title shown in every page header")
+    parser.add_argument(
+        "--out", required=True, type=Path, help="output folder, replaced as a whole (e.g. site)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    written = build_site(args.scores, args.out, args.tables, args.requests, args.models, args.title)
+    pages = sum(1 for path in written if path.suffix == ".html")
+    print(f"{pages} pages, {len(written)} files -> {args.out}/index.html", file=sys.stderr)
+    return 0

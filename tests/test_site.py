@@ -1,0 +1,552 @@
+"""The static site, built from real-format inputs and checked in a real headless Chromium.
+
+The inputs are made the way the pipeline makes them: request files by ``olmes.requests`` (the real
+templates, on the curated examples, with MMLU and the data loader stubbed), log-prob Parquet files
+in the engine's columns with hand-chosen numbers, then ``olmes score``, ``olmes tables`` and
+``olmes site`` through the CLI. Browser tests need Debian's ``/usr/bin/chromium`` and the Python
+``playwright`` package (never ``playwright install``); they skip with the reason when either is
+missing. Screenshots go to ``artifacts/screenshots/`` (or ``$OLMES_SCREENSHOT_DIR``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import threading
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import olmes.requests as requests_module
+from olmes import scoring
+from olmes.cli import main
+from olmes.errors import OlmesError
+from olmes.site.inputs import mcf_parts
+from olmes.tasks import TASKS, Instance
+from olmes.tasks.base import curated_fewshot
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = Path(
+    os.environ.get("OLMES_SCREENSHOT_DIR", Path(__file__).resolve().parents[1] / "artifacts/screenshots")
+)
+XSS_QUESTION = "Which tag is <script>window.__pwned = 1</script> here, & why?"
+XSS_CHOICE = '<img src=x onerror="window.__pwned = 2"> a <b>bold</b> choice'
+MMLU_SUBJECTS = ("astronomy", "virology")
+
+
+# -- inputs made like the real ones -----------------------------------------------------------------
+
+
+def _instances(task) -> list[Instance]:
+    if task.key == "mmlu":
+        return [
+            Instance(
+                native_id=k,
+                choices=(f"{s} answer {k}a", f"{s} answer {k}b", f"{s} answer {k}c", "none"),
+                gold=k % 4,
+                fields={"question": f"Question {k} about {s.replace('_', ' ')}?"},
+                subject=s,
+            )
+            for s in MMLU_SUBJECTS
+            for k in range(4)
+        ]
+    rows = curated_fewshot()[task.key]
+    instances = [task.standardize(row, index) for index, row in enumerate(rows)]
+    if task.key == "arc_challenge":
+        first = instances[0]
+        choices = list(first.choices)
+        choices[1] = XSS_CHOICE
+        instances[0] = Instance(first.native_id, tuple(choices), first.gold, {"question": XSS_QUESTION})
+    return instances
+
+
+def _shots(task, source, subject):
+    if task.key == "mmlu":
+        return [
+            Instance(
+                native_id=k,
+                choices=("w", "x", "y", "z"),
+                gold=k % 4,
+                fields={"question": f"Dev question {k} on {subject}?"},
+                subject=subject,
+            )
+            for k in range(5)
+        ]
+    return task.curated_shots()
+
+
+def _logprobs(rows: list[dict], model: str, seed: int) -> pd.DataFrame:
+    """Engine-format log-probs: random, except where a model is made to win or lose on purpose."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(rows)
+    frame["native_id"] = frame["native_id"].astype(str)
+    frame["sum_logprob"] = -rng.uniform(0.5, 8.0, len(frame))
+    frame["num_tokens"] = frame["continuation"].map(lambda text: max(1, len(text) // 4))
+    frame["num_chars"] = frame["continuation"].str.len()
+    gold = frame["choice"] == frame["label"]
+    task, formulation = frame["task"].iloc[0], frame["formulation"].iloc[0]
+    if task == "arc_challenge":
+        cond = ~frame["unconditional"]
+        if model == "alpha" and formulation == "mcf":  # MCF always right: the score gets a dagger
+            frame.loc[gold, "sum_logprob"] = -0.05
+            frame.loc[~gold, "sum_logprob"] = -6.0
+        if model == "beta":  # MCF always wrong, CF always right (under every normalization)
+            if formulation == "mcf":
+                frame.loc[gold, "sum_logprob"] = -9.0
+                frame.loc[~gold, "sum_logprob"] = -1.0
+            else:
+                frame.loc[cond & gold, "sum_logprob"] = -0.2
+                frame.loc[cond & ~gold, "sum_logprob"] = -12.0
+                frame.loc[~cond, "sum_logprob"] = -3.0
+    columns = [
+        "task",
+        "formulation",
+        "instance_index",
+        "native_id",
+        "choice",
+        "label",
+        "unconditional",
+        "sum_logprob",
+        "num_tokens",
+        "num_chars",
+    ] + (["subject"] if "subject" in frame else [])
+    return frame[columns]
+
+
+def _run_record(model: str, task: str, formulation: str) -> dict:
+    return {
+        "model": {"spec": model, "revision": f"{model}-rev-0123abcd", "dtype": "float32", "device": "cpu"},
+        "task": task,
+        "formulation": formulation,
+        "versions": {"olmes": "0.1.0", "torch": "2.13.0", "transformers": "4.57.1"},
+        "wall_time_s": 1.234,
+    }
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """Requests, log-probs, scores, tables and the site, all under one temporary folder."""
+    root = tmp_path_factory.mktemp("site")
+    req_dir, lp_dir, score_dir, table_dir = (
+        root / name for name in ("requests", "logprobs", "scores", "tables")
+    )
+    counts = {}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(requests_module, "load_instances", lambda task, source, limit: _instances(task)[:limit])
+        patch.setattr(requests_module, "fewshot_instances", _shots)
+        requests = {}
+        for key, task in TASKS.items():
+            counts[key] = len(_instances(task))
+            for formulation in ("cf", "mcf"):
+                rows = requests_module.build_requests(key, formulation)
+                requests[key, formulation] = rows
+                requests_module.write_jsonl(rows, req_dir / f"{key}.{formulation}.jsonl")
+        for key, count in counts.items():
+            patch.setitem(scoring.STANDARD_INSTANCE_COUNTS, key, count)
+        plan = [
+            ("alpha", list(TASKS), None),
+            ("beta", list(TASKS), None),
+            ("gamma", ["arc_challenge", "boolq"], 3),
+        ]
+        for seed, (model, tasks, limit) in enumerate(plan):
+            for key in tasks:
+                args = ["score", "--model-name", model, "--task", key]
+                for formulation in ("cf", "mcf"):
+                    rows = requests[key, formulation]
+                    if limit is not None:
+                        rows = [row for row in rows if row["instance_index"] < limit]
+                    path = lp_dir / model / f"{key}.{formulation}.parquet"
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    _logprobs(rows, model, seed * 100 + len(key)).to_parquet(path, index=False)
+                    Path(str(path) + ".run.json").write_text(json.dumps(_run_record(model, key, formulation)))
+                    args += [f"--{formulation}", str(path)]
+                if limit is not None:
+                    args += ["--limit", str(limit)]
+                args += [
+                    "--predictions",
+                    str(score_dir / model / f"{key}.predictions.parquet"),
+                    "--summary",
+                    str(score_dir / model / f"{key}.scores.json"),
+                ]
+                assert main(args) == 0
+        models = root / "models.yaml"
+        models.write_text(
+            "models:\n"
+            "  - {name: alpha, display_name: Alpha-1B, series: demo, training_tokens: 2.0e12}\n"
+            "  - {name: beta, display_name: Beta-1B, series: demo, training_tokens: 1.0e12}\n"
+            "  - {name: gamma, display_name: Gamma (quick test)}\n"
+        )
+        assert (
+            main(
+                [
+                    "tables",
+                    "--scores",
+                    str(score_dir),
+                    "--out",
+                    str(table_dir),
+                    "--models",
+                    str(models),
+                    "--resamples",
+                    "200",
+                ]
+            )
+            == 0
+        )
+        site = root / "site"
+        assert (
+            main(
+                [
+                    "site",
+                    "--scores",
+                    str(score_dir),
+                    "--tables",
+                    str(table_dir),
+                    "--requests",
+                    str(req_dir),
+                    "--out",
+                    str(site),
+                ]
+            )
+            == 0
+        )
+    return {
+        "root": root,
+        "site": site,
+        "scores": score_dir,
+        "tables": table_dir,
+        "requests": req_dir,
+        "models": models,
+        "counts": counts,
+    }
+
+
+# -- the build, without a browser -----------------------------------------------------------------
+
+
+def test_pages_and_files(built):
+    site = built["site"]
+    pages = {str(p.relative_to(site)) for p in site.rglob("*.html")}
+    expected = {
+        "index.html",
+        "normalization.html",
+        "cf-vs-mcf.html",
+        "mmlu.html",
+        "checkpoints.html",
+        "methods.html",
+    }
+    assert expected <= pages
+    assert {f"tasks/{key}.html" for key in TASKS} <= pages
+    assert {"models/alpha.html", "models/beta.html", "models/gamma.html"} <= pages
+    for name in ("leaderboard.csv", "leaderboard.json", "tables/table4_olmes.csv", "tables/index.json"):
+        assert (site / "downloads" / name).is_file(), name
+    for name in (
+        "vega.min.js",
+        "vega-lite.min.js",
+        "vega-embed.min.js",
+        "style.css",
+        "site.js",
+        "browser.js",
+    ):
+        assert (site / "static" / name).stat().st_size > 0
+
+
+def test_no_remote_references(built):
+    """Nothing in the site's own pages or scripts points at another host."""
+    for path in built["site"].rglob("*"):
+        if path.suffix not in (".html", ".css") and not path.name.endswith(
+            ("site.js", "browser.js", ".data.js")
+        ):
+            continue
+        text = path.read_text(encoding="utf-8")
+        for url in re.findall(r"(?:src|href)\s*=\s*[\"']?(?:https?:)?//[^\"' >]+", text):
+            pytest.fail(f"{path}: remote reference {url}")
+
+
+def test_dataset_text_is_escaped_in_html(built):
+    page = (built["site"] / "tasks/arc_challenge.html").read_text(encoding="utf-8")
+    assert "<script>window.__pwned" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in page  # the prompt shows it as text
+    data = (built["site"] / "tasks/arc_challenge.data.js").read_text(encoding="utf-8")
+    assert (
+        XSS_CHOICE
+        in json.loads(data.removeprefix("window.OLMES_TASK_DATA = ").rstrip().rstrip(";"))["instances"][0][
+            "c"
+        ]
+    )
+
+
+def test_leaderboard_downloads(built):
+    records = json.loads((built["site"] / "downloads/leaderboard.json").read_text())["models"]
+    by_name = {record["model"]: record for record in records}
+    assert by_name["alpha"]["tasks"]["arc_challenge"]["dagger"] is True
+    assert by_name["beta"]["tasks"]["arc_challenge"]["dagger"] is False
+    assert by_name["gamma"]["partial"] is True and by_name["gamma"]["average"] is None
+    assert by_name["alpha"]["average"] is not None and by_name["alpha"]["rank"] in (1, 2)
+    csv_text = (built["site"] / "downloads/leaderboard.csv").read_text()
+    header = csv_text.splitlines()[0].split(",")
+    assert header[:6] == ["rank", "model", "display_name", "partial", "average", "average_stderr"]
+    assert "arc_challenge_formulation" in header
+
+
+def test_instance_browser_data_matches_requests(built):
+    text = (built["site"] / "tasks/winogrande.data.js").read_text(encoding="utf-8")
+    data = json.loads(text.removeprefix("window.OLMES_TASK_DATA = ").rstrip().rstrip(";"))
+    task = TASKS["winogrande"]
+    first = _instances(task)[0]
+    assert data["instances"][0]["c"] == list(first.choices)  # the options, not the shared continuation
+    assert "___" in data["instances"][0]["q"]
+    assert set(data["predictions"]) == {"alpha", "beta"}
+    mmlu = (built["site"] / "tasks/mmlu.data.js").read_text(encoding="utf-8")
+    mmlu = json.loads(mmlu.removeprefix("window.OLMES_TASK_DATA = ").rstrip().rstrip(";"))
+    assert mmlu["instances"][0]["q"] == "Question: Question 0 about astronomy?"
+    assert mmlu["instances"][0]["s"] == "astronomy"
+
+
+def test_mcf_parts():
+    tricky = "Question: Pick\n A. not a line\nreally?\n A. one\n B. two\nAnswer:"  # lines found from the end
+    assert mcf_parts(tricky, 2) == ("Question: Pick\n A. not a line\nreally?", ["one", "two"])
+    assert mcf_parts(tricky, 3) is None
+    assert mcf_parts("Question: Why?\n A. x\n B. y\nAnswer:", 2) == ("Question: Why?", ["x", "y"])
+    assert mcf_parts("no lines", 2) is None
+
+
+def test_rebuild_replaces_and_refuses_foreign_folder(built, tmp_path):
+    out = tmp_path / "site"
+    args = ["site", "--scores", str(built["scores"]), "--tables", str(built["tables"]), "--out", str(out)]
+    assert main(args) == 0
+    (out / "stale.html").write_text("old")
+    assert main(args) == 0
+    assert not (out / "stale.html").exists()
+    assert "No request files were given" in (out / "tasks/boolq.html").read_text()
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    with pytest.raises(OlmesError, match="not an olmes site"):
+        from olmes.site.build import build_site
+
+        build_site([built["scores"]], foreign, built["tables"])
+    assert (foreign / "notes.txt").read_text() == "keep me"
+
+
+def test_tables_from_other_scores_are_refused(built, tmp_path):
+    scores = tmp_path / "scores"
+    shutil.copytree(built["scores"], scores)
+    summary = scores / "beta/boolq.scores.json"
+    summary.write_text(summary.read_text().replace('"model": "beta"', '"model": "beta" '))
+    from olmes.site.build import build_site
+
+    with pytest.raises(OlmesError, match="changed after"):
+        build_site([scores], tmp_path / "out", built["tables"])
+
+
+def test_site_builds_its_own_tables_without_a_tables_folder(built, tmp_path):
+    out = tmp_path / "site"
+    assert (
+        main(["site", "--scores", str(built["scores"]), "--models", str(built["models"]), "--out", str(out)])
+        == 0
+    )
+    assert (out / "downloads/tables/table4_olmes.json").is_file()
+    assert "Alpha-1B" in (out / "index.html").read_text()
+
+
+# -- in a real browser ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip("/usr/bin/chromium not found: apt-get install -y chromium chromium-driver")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="pip install playwright (never playwright install)"
+    )
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        yield chromium
+        chromium.close()
+
+
+class Watched:
+    """A page that records console errors, page errors and every request URL."""
+
+    def __init__(self, browser, width=1366, height=900, allowed=("file://",)):
+        self.context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1)
+        self.page = self.context.new_page()
+        self.errors, self.requests, self.blocked = [], [], []
+        self.page.on("console", lambda msg: msg.type == "error" and self.errors.append(msg.text))
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on("request", lambda request: self.requests.append(request.url))
+
+        def guard(route):
+            url = route.request.url
+            if url.startswith(allowed) or url.startswith("data:"):
+                route.continue_()
+            else:
+                self.blocked.append(url)
+                route.abort()
+
+        self.page.route("**/*", guard)
+
+    def goto(self, url: str):
+        self.page.goto(url, wait_until="load")
+        return self.page
+
+    def close(self):
+        self.context.close()
+
+
+@contextlib.contextmanager
+def watched(browser, **kwargs):
+    page = Watched(browser, **kwargs)
+    try:
+        yield page
+    finally:
+        page.close()
+
+
+def test_every_page_loads_cleanly(built, browser):
+    site = built["site"]
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) >= 6 + 10 + 3
+    with watched(browser) as w:
+        for path in pages:
+            page = w.goto(path.as_uri())
+            if page.locator(".chart").count():
+                page.wait_for_selector(".chart[data-rendered=true], .chart-error", timeout=15000)
+            if page.locator("#browser-list").count():
+                page.wait_for_selector("#browser-list .instance, #browser-list .empty", timeout=5000)
+            assert page.evaluate("window.__pwned") is None, path
+        assert w.errors == [], w.errors
+        assert w.blocked == [], f"requests to other hosts: {w.blocked}"
+        assert all(url.startswith(("file://", "data:")) for url in w.requests)
+
+
+def _column_values(page, column: int) -> list[str]:
+    return page.eval_on_selector_all(
+        "#leaderboard tbody:first-of-type tr:not(.group-label)",
+        f"rows => rows.map(r => r.children[{column}].getAttribute('data-sort'))",
+    )
+
+
+def test_leaderboard_sorts_daggers_partial(built, browser):
+    with watched(browser) as w:
+        page = w.goto((built["site"] / "index.html").as_uri())
+        headers = page.locator("#leaderboard thead th")
+        names = [headers.nth(k).inner_text() for k in range(headers.count())]
+        column = next(k for k, name in enumerate(names) if "ARC-C" in name)
+        page.locator("#leaderboard thead th").nth(column).locator("button").click()
+        values = [float(v) for v in _column_values(page, column) if v]
+        assert values == sorted(values, reverse=True) and len(values) == 2
+        assert headers.nth(column).get_attribute("aria-sort") == "descending"
+        page.locator("#leaderboard thead th").nth(column).locator("button").click()
+        values = [float(v) for v in _column_values(page, column) if v]
+        assert values == sorted(values)
+        assert headers.nth(column).get_attribute("aria-sort") == "ascending"
+        model_column = next(k for k, name in enumerate(names) if "Model" in name)
+        page.locator("#leaderboard thead th").nth(model_column).locator("button").click()
+        assert _column_values(page, model_column) == ["Alpha-1B", "Beta-1B"]
+
+        def cell(model: str):
+            row = page.locator("#leaderboard tbody tr", has_text=model)
+            return row.locator("td[data-task=arc_challenge]")
+
+        assert "†" in cell("Alpha-1B").inner_text()
+        assert "†" not in cell("Beta-1B").inner_text()
+        gamma = page.locator("#leaderboard tbody.partial-group tr", has_text="Gamma (quick test)")
+        assert gamma.locator(".badge-partial").inner_text().strip().lower() == "partial"
+        assert page.locator("#leaderboard tbody:first-of-type .badge-partial").count() == 0
+        assert "ᵖ" in gamma.locator("td[data-task=arc_challenge]").inner_text()
+        assert page.locator(".legend").inner_text().count("†") >= 1
+        page.fill("#model-filter", "beta")
+        assert page.locator("#leaderboard tbody tr:visible", has_text="Alpha-1B").count() == 0
+        assert page.locator("#leaderboard tbody tr:visible", has_text="Beta-1B").count() == 1
+        assert w.errors == []
+
+
+def test_chart_renders_marks(built, browser):
+    with watched(browser) as w:
+        page = w.goto((built["site"] / "cf-vs-mcf.html").as_uri())
+        page.wait_for_selector("#figure2[data-rendered=true] svg", timeout=15000)
+        marks = page.locator("#figure2 svg .mark-symbol path, #figure2 svg .mark-line path").count()
+        assert marks > 10
+        page = w.goto((built["site"] / "checkpoints.html").as_uri())
+        page.wait_for_selector("#figure1[data-rendered=true] svg", timeout=15000)
+        assert page.locator("#figure1 svg .mark-symbol path").count() > 0
+        assert w.errors == []
+
+
+def test_script_in_dataset_shows_as_text(built, browser):
+    with watched(browser) as w:
+        page = w.goto((built["site"] / "tasks/arc_challenge.html").as_uri())
+        page.wait_for_selector("#browser-list .instance")
+        first = page.locator("#browser-list .instance").first
+        assert XSS_QUESTION in first.locator(".question").inner_text()
+        assert XSS_CHOICE in first.locator(".choices").inner_text()
+        assert page.locator("#browser-list script, #browser-list img, #browser-list b").count() == 0
+        assert "<script>window.__pwned = 1</script>" in page.locator("pre.prompt").first.inner_text()
+        assert page.evaluate("window.__pwned") is None
+        page.fill("#browser-search", "pwned")
+        page.wait_for_function("document.querySelectorAll('#browser-list .instance').length === 1")
+        page.fill("#browser-search", "")
+        page.wait_for_function("document.querySelectorAll('#browser-list .instance').length > 1")
+        status = page.locator("#browser-status").inner_text()
+        assert "page 1 of 3" in status and "11 instances" in status, status
+        page.click("#browser-next")
+        assert "page 2 of 3" in page.locator("#browser-status").inner_text()
+        assert page.locator("#browser-list .instance").first.get_attribute("data-index") == "5"
+        assert w.errors == []
+
+
+def test_served_over_http_like_pages(built, browser):
+    """GitHub Pages serves the folder over HTTP; the same pages must work there (localhost only)."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(built["site"]))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        with watched(browser, allowed=(base,)) as w:
+            for path in ("index.html", "cf-vs-mcf.html", "tasks/mmlu.html", "models/alpha.html"):
+                page = w.goto(base + path)
+                if page.locator(".chart").count():
+                    page.wait_for_selector(".chart[data-rendered=true]", timeout=15000)
+            assert w.errors == [] and w.blocked == []
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("width,height,label", [(1366, 900, "laptop"), (390, 844, "phone")])
+def test_screenshots(built, browser, width, height, label):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with watched(browser, width=width, height=height) as w:
+        page = w.goto((built["site"] / "index.html").as_uri())
+        page.screenshot(path=str(SCREENSHOTS / f"leaderboard-{label}.png"), full_page=True)
+        page = w.goto((built["site"] / "tasks/arc_challenge.html").as_uri())
+        page.wait_for_selector("#browser-list .instance")
+        page.screenshot(path=str(SCREENSHOTS / f"task-arc_challenge-{label}.png"), full_page=True)
+        page = w.goto((built["site"] / "cf-vs-mcf.html").as_uri())
+        page.wait_for_selector("#figure2[data-rendered=true] svg", timeout=15000)
+        page.screenshot(path=str(SCREENSHOTS / f"cf-vs-mcf-{label}.png"), full_page=True)
+        assert w.errors == []
+    for name in ("leaderboard", "task-arc_challenge", "cf-vs-mcf"):
+        assert (SCREENSHOTS / f"{name}-{label}.png").stat().st_size > 10_000
