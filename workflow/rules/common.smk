@@ -64,5 +64,15 @@ def dataset_identity():
     return f"hf:{json.dumps({key: [t.hf_path, t.hf_name] for key, t in TASKS.items()})}"
 
 
+def models_file_text():
+    """The models file of `olmes tables`/`olmes site`: names in config order, checkpoint series."""
+    keys = ("display_name", "series", "training_tokens", "checkpoint")
+    models = [
+        {"name": name, **{key: entry[key] for key in keys if key in entry}}
+        for name, entry in config["models"].items()
+    ]
+    return json.dumps({"models": models}, indent=2)
+
+
 def limit_option():
     return f"--limit {config['limit']}" if config["limit"] else ""

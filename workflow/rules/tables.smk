@@ -6,7 +6,7 @@ rule models_file:
     output:
         MODELS_FILE,
     params:
-        models=json.dumps({"models": config["models"]}, sort_keys=True),
+        models=models_file_text(),
     log:
         f"{RESULTS}/logs/models_file.log",
     run:

@@ -1,0 +1,61 @@
+"""``olmes score``: one model x task's log-prob files -> per-instance predictions and a score summary."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from olmes.argtypes import positive_int
+from olmes.atomic import atomic_path
+from olmes.errors import OlmesError
+from olmes.scoring import file_sha256, score_task
+from olmes.tables import write_json
+
+NAME = "score"
+HELP = "score one model on one task from its CF and MCF log-prob files"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model-name", required=True, help="the model's label in scores and tables")
+    parser.add_argument("--cf", type=Path, help="CF log-prob Parquet of the engine (with pmi rows if any)")
+    parser.add_argument("--mcf", type=Path, help="MCF log-prob Parquet of the engine")
+    parser.add_argument("--task", help="expected task key; an error if the files hold another task")
+    parser.add_argument(
+        "--limit", type=positive_int, help="the instance limit the run used (marks the result partial)"
+    )
+    parser.add_argument(
+        "--pmi-everywhere",
+        action="store_true",
+        help="require pmi rows even on tasks whose standard has none (runs asking for all 4 norms)",
+    )
+    parser.add_argument("--predictions", required=True, type=Path, help="per-instance Parquet to write")
+    parser.add_argument("--summary", required=True, type=Path, help="summary JSON to write (*.scores.json)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.cf is None and args.mcf is None:
+        raise OlmesError("olmes score needs --cf and/or --mcf (the engine's log-prob Parquet files)")
+    predictions, summary = score_task(args.model_name, args.cf, args.mcf, args.limit, args.pmi_everywhere)
+    if args.task is not None and summary["task"] != args.task:
+        raise OlmesError(f"{args.cf or args.mcf} holds task {summary['task']!r}, not {args.task!r}")
+    with atomic_path(args.predictions) as temp:
+        predictions.to_parquet(temp, index=False)
+    summary["predictions"] = {
+        "path": os.path.relpath(args.predictions.resolve(), args.summary.resolve().parent),
+        "sha256": file_sha256(args.predictions),
+    }
+    write_json(args.summary, summary)
+    print(_headline(summary), file=sys.stderr)
+    return 0
+
+
+def _headline(summary: dict) -> str:
+    """One line for the log: the OLMES score, or why there is none."""
+    name = f"{summary['model']} / {summary['task']}"
+    best = summary["best_of_two"]
+    if summary["partial"]:
+        detail = "" if best is None else f" best of CF/MCF {100 * best['score']:.1f}"
+        return f"{name}: partial ({'; '.join(summary['partial_reasons'])}){detail}"
+    return f"{name}: OLMES {100 * best['score']:.1f}{' (MCF)' if best['dagger'] else ''}"

@@ -1,0 +1,38 @@
+"""``olmes tables``: score summaries -> the paper's tables, figure data and statistics."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from olmes.argtypes import positive_int
+from olmes.tables import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, build_tables, load_scores
+
+NAME = "tables"
+HELP = "build the paper's tables (CSV, JSON, LaTeX) and figure data from score summaries"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--scores",
+        nargs="+",
+        required=True,
+        help="*.scores.json files written by olmes score, or directories to search for them",
+    )
+    parser.add_argument("--out", required=True, type=Path, help="output directory (e.g. results/tables)")
+    parser.add_argument(
+        "--models", type=Path, help="models file (YAML/JSON): display names, order, checkpoint series"
+    )
+    parser.add_argument("--seed", type=int, default=BOOTSTRAP_SEED, help="bootstrap seed")
+    parser.add_argument(
+        "--resamples", type=positive_int, default=BOOTSTRAP_RESAMPLES, help="bootstrap resamples"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    scores = load_scores(args.scores, args.models)
+    written = build_tables(scores, args.out, args.resamples, args.seed)
+    models, tasks = len(scores.models), len(scores.tasks)
+    print(f"{len(written)} files for {models} model(s) x {tasks} task(s) -> {args.out}", file=sys.stderr)
+    return 0

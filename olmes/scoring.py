@@ -1,0 +1,494 @@
+"""Log-probs -> per-instance predictions, accuracies and the OLMES score (SPEC section 3).
+
+This module is the one place where the CF normalizations are written down (:data:`NORMALIZATIONS`,
+:func:`normalize`, :data:`NORMALIZATION_FORMULAS`); the tables and the site read them from here.
+
+The inputs are the engine's log-prob Parquet files (one per model x task x formulation). Every check
+that could otherwise turn into a silently wrong score (a missing choice, a missing unconditional row,
+a NaN log-prob, CF and MCF files that disagree about the instances) raises :class:`OlmesError` naming
+the file and the instance.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from olmes.errors import OlmesError
+
+NORMALIZATIONS = ("none", "token", "char", "pmi")
+NORMALIZATION_FORMULAS = {
+    "none": "sum of the continuation's token log-probs",
+    "token": "sum / number of continuation tokens",
+    "char": "sum / number of continuation characters, leading space included",
+    "pmi": 'sum - sum of the same continuation after the context "Answer:"',
+}
+MCF = "mcf"
+METHODS = tuple(f"cf_{norm}" for norm in NORMALIZATIONS) + (MCF,)
+
+NEAR_TIE_NATS = 1e-4
+"""Top-two score gap at or below which a decision counts as a near tie (batch size or hardware can
+flip it). Measured in the units of the score that decides: nats for none/pmi/MCF, nats per token or
+per character for token/char."""
+
+STANDARD_INSTANCE_COUNTS = {
+    "arc_challenge": 1172, "arc_easy": 1000, "boolq": 1000, "csqa": 1221, "hellaswag": 1000,
+    "mmlu": 14042, "openbookqa": 500, "piqa": 1000, "socialiqa": 1000, "winogrande": 1267,
+}  # fmt: skip
+"""Instances per task in a full OLMES run (SPEC section 1); fewer means the run is partial."""
+
+REQUIRED_COLUMNS = (
+    "task", "formulation", "instance_index", "native_id", "choice", "label", "unconditional",
+    "sum_logprob", "num_tokens", "num_chars",
+)  # fmt: skip
+
+
+def cf_method(norm: str) -> str:
+    """The method key of CF under normalization ``norm``, as used in predictions and summaries."""
+    return f"cf_{norm}"
+
+
+def task_spec(task: str):
+    """The registry entry of ``task``; imported lazily so that scoring loads without the templates."""
+    from olmes.tasks import TASKS
+
+    if task not in TASKS:
+        raise OlmesError(f"unknown task {task!r}; known tasks: {', '.join(TASKS)}")
+    return TASKS[task]
+
+
+# -- reading log-prob files -------------------------------------------------------------------------
+
+
+@dataclass
+class ChoiceTable:
+    """One formulation's log-probs laid out instance x choice, rows sorted by ``instance_index``.
+
+    Arrays of shape (instances, max choices) are padded with NaN past an instance's last choice.
+    ``uncond_sum`` holds the unconditional ("Answer:") sums, or is None when the file has none.
+    """
+
+    path: Path
+    task: str
+    formulation: str
+    instance_index: np.ndarray
+    native_id: np.ndarray
+    subject: np.ndarray | None
+    label: np.ndarray
+    num_choices: np.ndarray
+    sum_logprob: np.ndarray
+    num_tokens: np.ndarray
+    num_chars: np.ndarray
+    uncond_sum: np.ndarray | None
+
+    def describe(self, row: int) -> str:
+        """How error messages name an instance: its index and native id."""
+        return f"instance {int(self.instance_index[row])} (native_id {self.native_id[row]})"
+
+
+def read_logprobs(path: str | Path, formulation: str) -> ChoiceTable:
+    """Read and validate one engine log-prob file of the given formulation ("cf" or "mcf")."""
+    path = Path(path)
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError) as error:
+        raise OlmesError(f"{path}: cannot read log-prob Parquet ({error}); re-run the engine") from error
+    missing = [column for column in REQUIRED_COLUMNS if column not in frame.columns]
+    if missing:
+        raise OlmesError(f"{path}: missing column(s) {', '.join(missing)}; is this an engine log-prob file?")
+    if frame.empty:
+        raise OlmesError(f"{path}: no rows; re-run the engine for this model and task")
+    task = _single_value(frame, "task", path)
+    found = _single_value(frame, "formulation", path)
+    if found != formulation:
+        raise OlmesError(f"{path}: holds formulation {found!r} but was given as {formulation!r}")
+    _check_values(frame, path)
+    cond = frame[~frame["unconditional"].astype(bool)]
+    uncond = frame[frame["unconditional"].astype(bool)]
+    if formulation == MCF and not uncond.empty:
+        raise OlmesError(f"{path}: MCF file has unconditional rows; MCF is never scored with pmi")
+    table = _layout(cond, path, task, formulation)
+    if not uncond.empty:
+        table.uncond_sum = _unconditional(uncond, table)
+    return table
+
+
+def _single_value(frame: pd.DataFrame, column: str, path: Path) -> str:
+    values = frame[column].unique()
+    if len(values) != 1:
+        raise OlmesError(f"{path}: column {column!r} must hold one value, found {sorted(map(str, values))}")
+    return str(values[0])
+
+
+def _row_name(frame: pd.DataFrame, position: int) -> str:
+    row = frame.iloc[position]
+    kind = " (unconditional)" if bool(row["unconditional"]) else ""
+    return (
+        f"instance {int(row['instance_index'])} (native_id {row['native_id']}), "
+        f"choice {int(row['choice'])}{kind}"
+    )
+
+
+def _check_values(frame: pd.DataFrame, path: Path) -> None:
+    """Reject NaN/infinite log-probs, empty continuations and duplicated rows, naming the first one."""
+    logprob = frame["sum_logprob"].to_numpy(dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(logprob))
+    if bad.size:
+        raise OlmesError(
+            f"{path}: {_row_name(frame, bad[0])} has log-prob {logprob[bad[0]]} "
+            f"({bad.size} such row(s)); re-run the engine for this file"
+        )
+    for column in ("num_tokens", "num_chars"):
+        bad = np.flatnonzero(frame[column].to_numpy() < 1)
+        if bad.size:
+            raise OlmesError(
+                f"{path}: {_row_name(frame, bad[0])} has {column} < 1; a continuation is never empty"
+            )
+    duplicated = np.flatnonzero(frame.duplicated(["instance_index", "choice", "unconditional"]).to_numpy())
+    if duplicated.size:
+        raise OlmesError(f"{path}: {_row_name(frame, duplicated[0])} appears more than once")
+
+
+def _layout(cond: pd.DataFrame, path: Path, task: str, formulation: str) -> ChoiceTable:
+    """Check each instance has choices 0..k-1 and one gold label < k, then pivot to matrices."""
+    if cond.empty:
+        raise OlmesError(f"{path}: no conditional rows; re-run the engine for this file")
+    groups = cond.groupby("instance_index", sort=True)
+    shape = groups.agg(
+        first=("choice", "min"), last=("choice", "max"), count=("choice", "size"),
+        labels=("label", "nunique"), label=("label", "first"), native_id=("native_id", "first"),
+    )  # fmt: skip
+    gaps = (shape["first"] != 0) | (shape["last"] != shape["count"] - 1)
+    if gaps.any():
+        instance = gaps.idxmax()
+        present = sorted(cond.loc[cond["instance_index"] == instance, "choice"].tolist())
+        absent = sorted(set(range(max(present) + 1)) - set(present))
+        raise OlmesError(
+            f"{_instance_name(path, shape, instance)} has choices {present}: choice(s) {absent} missing; "
+            "re-run the engine for this file"
+        )
+    mixed = shape["labels"] != 1
+    if mixed.any():
+        raise OlmesError(f"{_instance_name(path, shape, mixed.idxmax())} has rows with different gold labels")
+    out_of_range = (shape["label"] < 0) | (shape["label"] >= shape["count"])
+    if out_of_range.any():
+        instance = out_of_range.idxmax()
+        raise OlmesError(
+            f"{_instance_name(path, shape, instance)} has gold label {shape.at[instance, 'label']} "
+            f"but {shape.at[instance, 'count']} choice(s); a choice may be missing"
+        )
+    subject = None
+    if "subject" in cond.columns and cond["subject"].notna().any():
+        subject = groups["subject"].first().astype(str).to_numpy()
+
+    def matrix(column: str) -> np.ndarray:
+        return cond.pivot(index="instance_index", columns="choice", values=column).to_numpy(np.float64)
+
+    return ChoiceTable(
+        path=path, task=task, formulation=formulation,
+        instance_index=shape.index.to_numpy(), native_id=shape["native_id"].astype(str).to_numpy(),
+        subject=subject, label=shape["label"].to_numpy(np.int64), num_choices=shape["count"].to_numpy(),
+        sum_logprob=matrix("sum_logprob"), num_tokens=matrix("num_tokens"), num_chars=matrix("num_chars"),
+        uncond_sum=None,
+    )  # fmt: skip
+
+
+def _instance_name(path: Path, shape: pd.DataFrame, instance) -> str:
+    return f"{path}: instance {instance} (native_id {shape.at[instance, 'native_id']})"
+
+
+def _unconditional(uncond: pd.DataFrame, table: ChoiceTable) -> np.ndarray:
+    """The unconditional sums as a matrix aligned with the conditional ones; every cell must exist."""
+    pivot = uncond.pivot(index="instance_index", columns="choice", values="sum_logprob")
+    stray = pivot.index.difference(table.instance_index)
+    if len(stray):
+        raise OlmesError(f"{table.path}: instance {stray[0]} has unconditional rows but no conditional ones")
+    width = max(table.sum_logprob.shape[1], int(pivot.columns.max()) + 1)
+    aligned = pivot.reindex(index=table.instance_index, columns=range(width)).to_numpy(np.float64)
+    expected = np.zeros(aligned.shape, dtype=bool)
+    expected[:, : table.sum_logprob.shape[1]] = ~np.isnan(table.sum_logprob)
+    for mask, problem in (
+        (expected & np.isnan(aligned), "has no unconditional (pmi) row for choice {choice}; "
+         "re-generate the requests with pmi rows and re-run the engine"),
+        (~expected & ~np.isnan(aligned), "has an unconditional row for choice {choice} but no conditional"),
+    ):  # fmt: skip
+        bad = np.argwhere(mask)
+        if bad.size:
+            row, choice = bad[0]
+            raise OlmesError(f"{table.path}: {table.describe(row)} " + problem.format(choice=choice))
+    return aligned[:, : table.sum_logprob.shape[1]]
+
+
+# -- the normalizations and the decisions -----------------------------------------------------------
+
+
+def normalize(table: ChoiceTable, norm: str) -> np.ndarray:
+    """The CF score of every instance x choice under ``norm`` (the formulas of SPEC section 3)."""
+    if norm == "none":
+        return table.sum_logprob
+    if norm == "token":
+        return table.sum_logprob / table.num_tokens
+    if norm == "char":
+        return table.sum_logprob / table.num_chars
+    if norm == "pmi":
+        if table.uncond_sum is None:
+            raise OlmesError(
+                f"{table.path}: pmi asked but the file has no unconditional rows; "
+                "re-generate the requests with pmi rows and re-run the engine"
+            )
+        return table.sum_logprob - table.uncond_sum
+    raise OlmesError(f"unknown normalization {norm!r}; choose from {', '.join(NORMALIZATIONS)}")
+
+
+def decide(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Argmax per row (first index wins exact ties, as numpy and the reference do) and top-two gap.
+
+    NaN marks padding past an instance's last choice and never wins.
+    """
+    filled = np.where(np.isnan(scores), -np.inf, scores)
+    predictions = filled.argmax(axis=1)
+    top_two = np.sort(filled, axis=1)[:, -2:]
+    return predictions, top_two[:, 1] - top_two[:, 0]
+
+
+def available_methods(cf: ChoiceTable | None, mcf: ChoiceTable | None) -> list[str]:
+    methods = []
+    if cf is not None:
+        norms = NORMALIZATIONS if cf.uncond_sum is not None else NORMALIZATIONS[:3]
+        methods += [cf_method(norm) for norm in norms]
+    if mcf is not None:
+        methods.append(MCF)
+    return methods
+
+
+def predictions_frame(cf: ChoiceTable | None, mcf: ChoiceTable | None) -> pd.DataFrame:
+    """Per-instance predictions of every available method, long format (one row per method x instance).
+
+    Columns: method, instance_index, native_id, subject, label, num_choices, prediction, correct,
+    top_gap (best minus second-best score), near_tie (top_gap <= NEAR_TIE_NATS).
+    """
+    if cf is not None and mcf is not None:
+        check_same_instances(cf, mcf)
+    parts = []
+    for method in available_methods(cf, mcf):
+        table = mcf if method == MCF else cf
+        scores = table.sum_logprob if method == MCF else normalize(table, method.removeprefix("cf_"))
+        predictions, gaps = decide(scores)
+        parts.append(
+            pd.DataFrame({
+                "method": method,
+                "instance_index": table.instance_index.astype(np.int64),
+                "native_id": table.native_id,
+                "subject": table.subject if table.subject is not None else None,
+                "label": table.label,
+                "num_choices": table.num_choices.astype(np.int64),
+                "prediction": predictions.astype(np.int64),
+                "correct": predictions == table.label,
+                "top_gap": gaps,
+                "near_tie": gaps <= NEAR_TIE_NATS,
+            })
+        )  # fmt: skip
+    frame = pd.concat(parts, ignore_index=True)
+    frame["subject"] = frame["subject"].astype("string")
+    return frame
+
+
+def check_same_instances(cf: ChoiceTable, mcf: ChoiceTable) -> None:
+    """CF and MCF of one model x task must cover the same instances with the same golds and choices."""
+    if cf.task != mcf.task:
+        raise OlmesError(f"{cf.path} is task {cf.task!r} but {mcf.path} is task {mcf.task!r}")
+    if not np.array_equal(cf.instance_index, mcf.instance_index):
+        only = np.setxor1d(cf.instance_index, mcf.instance_index)
+        example = int(only[0]) if only.size else int(cf.instance_index[0])
+        raise OlmesError(
+            f"{cf.path} and {mcf.path} cover different instances (e.g. instance {example}); "
+            "score CF and MCF runs made with the same limit"
+        )
+    for field in ("label", "num_choices"):
+        differ = np.flatnonzero(getattr(cf, field) != getattr(mcf, field))
+        if differ.size:
+            raise OlmesError(
+                f"{cf.path} and {mcf.path} disagree on the {field} of {cf.describe(differ[0])}; "
+                "a choice may be missing from one of them"
+            )
+
+
+# -- accuracies -------------------------------------------------------------------------------------
+
+
+def standard_error(accuracy: float, n: int) -> float | None:
+    """sqrt(p (1 - p) / (n - 1)) (SPEC section 3); undefined (None) for a single instance."""
+    return math.sqrt(accuracy * (1 - accuracy) / (n - 1)) if n > 1 else None
+
+
+def accuracy_stats(correct: np.ndarray) -> dict:
+    n = int(correct.size)
+    hits = int(np.sum(correct))
+    accuracy = hits / n
+    return {"accuracy": accuracy, "stderr": standard_error(accuracy, n), "n": n, "correct": hits}
+
+
+def macro_stats(correct: np.ndarray, subjects: np.ndarray) -> dict:
+    """MMLU: accuracy per subject, their mean (macro, the score) and the accuracy over all (micro).
+
+    The macro stderr treats subjects as independent: sqrt(sum of squared subject stderrs) / subjects.
+    """
+    per_subject = {
+        str(subject): accuracy_stats(correct[subjects == subject]) for subject in sorted(set(subjects))
+    }
+    macro = float(np.mean([stats["accuracy"] for stats in per_subject.values()]))
+    variances = [(stats["stderr"] or 0.0) ** 2 for stats in per_subject.values()]
+    micro = accuracy_stats(correct)
+    return {
+        "accuracy": macro,
+        "stderr": math.sqrt(sum(variances)) / len(per_subject),
+        "n": micro["n"],
+        "correct": micro["correct"],
+        "micro_accuracy": micro["accuracy"],
+        "micro_stderr": micro["stderr"],
+        "subjects": per_subject,
+    }
+
+
+def is_macro_averaged(task: str) -> bool:
+    """Tasks made of subjects (MMLU) are scored by the macro-average over their subjects."""
+    return bool(task_spec(task).subjects)
+
+
+def method_stats(predictions: pd.DataFrame, task: str) -> dict[str, dict]:
+    """Accuracy, stderr, n and near-tie count of every method in a predictions frame."""
+    stats = {}
+    for method, rows in predictions.groupby("method", sort=False):
+        correct = rows["correct"].to_numpy(bool)
+        if is_macro_averaged(task):
+            result = macro_stats(correct, rows["subject"].astype(str).to_numpy())
+        else:
+            result = accuracy_stats(correct)
+        result["near_ties"] = int(rows["near_tie"].sum())
+        stats[str(method)] = result
+    return stats
+
+
+def best_of_two(cf_accuracy: float, mcf_accuracy: float) -> tuple[float, str]:
+    """max(CF, MCF) and the winning formulation; MCF must be strictly better to win (and get the †)."""
+    return (mcf_accuracy, MCF) if mcf_accuracy > cf_accuracy else (cf_accuracy, "cf")
+
+
+def olmes_result(methods: dict[str, dict], recommended_norm: str) -> dict | None:
+    """The best-of-two record of a task, or None when CF (recommended) or MCF was not scored."""
+    cf_key = cf_method(recommended_norm)
+    if cf_key not in methods or MCF not in methods:
+        return None
+    cf_accuracy, mcf_accuracy = methods[cf_key]["accuracy"], methods[MCF]["accuracy"]
+    score, formulation = best_of_two(cf_accuracy, mcf_accuracy)
+    return {
+        "score": score,
+        "formulation": formulation,
+        "dagger": formulation == MCF,
+        "method": MCF if formulation == MCF else cf_key,
+        "cf_method": cf_key,
+        "cf_accuracy": cf_accuracy,
+        "mcf_accuracy": mcf_accuracy,
+    }
+
+
+def partial_reasons(task: str, n_instances: int, limit: int | None, has_cf: bool, has_mcf: bool) -> list[str]:
+    """Why a model x task result is not a full OLMES run; empty when it is one."""
+    reasons = []
+    full = STANDARD_INSTANCE_COUNTS.get(task)
+    if limit is not None and (full is None or limit < full):
+        reasons.append(f"run with limit {limit}")
+    if full is not None and n_instances != full:
+        reasons.append(f"{n_instances} instances scored, the standard has {full}")
+    if not has_cf:
+        reasons.append("no CF log-probs")
+    if not has_mcf:
+        reasons.append("no MCF log-probs")
+    return reasons
+
+
+# -- one model x task: the summary ------------------------------------------------------------------
+
+SUMMARY_SCHEMA = "olmes.scores/1"
+
+
+def read_run_record(logprob_path: Path) -> dict | None:
+    """The engine's ``<file>.run.json`` beside a log-prob file, passed through as is (None if absent)."""
+    record = Path(str(logprob_path) + ".run.json")
+    if not record.exists():
+        return None
+    try:
+        return json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise OlmesError(f"{record}: unreadable run record ({error}); re-run the engine") from error
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def score_task(
+    model: str,
+    cf_path: str | Path | None,
+    mcf_path: str | Path | None,
+    limit: int | None = None,
+    require_pmi: bool = False,
+) -> tuple[pd.DataFrame, dict]:
+    """Score one model x task from its CF and/or MCF log-prob files.
+
+    pmi is required when the task's standard has pmi requests, or with ``require_pmi`` (runs that
+    ask for all four normalizations on every task). Returns the predictions frame (see
+    :func:`predictions_frame`, plus ``model`` and ``task`` columns) and the summary dict documented
+    in docs/scores.md; the caller adds the predictions file's location to the summary.
+    """
+    if cf_path is None and mcf_path is None:
+        raise OlmesError("nothing to score: give a CF and/or an MCF log-prob file")
+    cf = read_logprobs(cf_path, "cf") if cf_path is not None else None
+    mcf = read_logprobs(mcf_path, MCF) if mcf_path is not None else None
+    task = (cf or mcf).task
+    spec = task_spec(task)
+    for table in (cf, mcf):
+        if table is not None and spec.subjects and table.subject is None:
+            raise OlmesError(
+                f"{table.path}: {task} is averaged over subjects but the file has no subject column"
+            )
+    if cf is not None and (spec.has_pmi or require_pmi):
+        normalize(cf, "pmi")  # raises the missing-pmi error
+    predictions = predictions_frame(cf, mcf)
+    predictions.insert(0, "task", task)
+    predictions.insert(0, "model", model)
+    methods = method_stats(predictions, task)
+    n_instances = len((cf or mcf).instance_index)
+    reasons = partial_reasons(task, n_instances, limit, cf is not None, mcf is not None)
+    summary = {
+        "schema": SUMMARY_SCHEMA,
+        "model": model,
+        "task": task,
+        "display_name": spec.display_name,
+        "recommended_norm": spec.recommended_norm,
+        "n_instances": n_instances,
+        "full_count": STANDARD_INSTANCE_COUNTS.get(task),
+        "limit": limit,
+        "partial": bool(reasons),
+        "partial_reasons": reasons,
+        "methods": methods,
+        "best_of_two": olmes_result(methods, spec.recommended_norm),
+        "near_tie_nats": NEAR_TIE_NATS,
+        "inputs": {table.formulation: _input_record(table.path) for table in (cf, mcf) if table is not None},
+    }
+    summary["olmes"] = None if summary["partial"] else summary["best_of_two"]
+    return predictions, summary
+
+
+def _input_record(path: Path) -> dict:
+    return {"path": str(path), "sha256": file_sha256(path), "run": read_run_record(path)}

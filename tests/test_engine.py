@@ -1,0 +1,264 @@
+"""The log-likelihood engine: exact against one-request-at-a-time scoring, trie-minimal work, resume."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from olmes import engine
+from olmes.cache import LogprobCache, request_key
+from olmes.cli import main
+from olmes.commands.logprobs import score_file
+from olmes.models import LoadedModel, ResolvedModel, expects_bos, load
+from olmes.requests import build_requests
+from tests.tiny_model import build_tiny_model
+
+TOLERANCE = 1e-4  # nats, float32
+
+
+@pytest.fixture(scope="module")
+def llama_dir(tmp_path_factory):
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))
+
+
+@pytest.fixture(scope="module")
+def llama(llama_dir) -> LoadedModel:
+    return load(str(llama_dir), device="cpu")
+
+
+@pytest.fixture(scope="module")
+def gemma(llama_dir) -> LoadedModel:
+    """A tiny Gemma 3: BOS expected, sliding-window layers with a window shorter than the prompts."""
+    from transformers import AutoTokenizer, Gemma3ForCausalLM, Gemma3TextConfig
+
+    tokenizer = AutoTokenizer.from_pretrained(llama_dir)
+    tokenizer.add_special_tokens({"bos_token": "<bos>"})
+    torch.manual_seed(1)
+    config = Gemma3TextConfig(
+        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=3,
+        num_attention_heads=4, num_key_value_heads=1, head_dim=16, sliding_window=16,
+        layer_types=["sliding_attention", "sliding_attention", "full_attention"],
+        max_position_embeddings=4096, bos_token_id=tokenizer.bos_token_id,
+    )
+    model = Gemma3ForCausalLM(config).eval()
+    resolved = ResolvedModel("tiny-gemma", llama_dir, "local", "test:tiny-gemma")
+    return LoadedModel(resolved, model, tokenizer, torch.float32, torch.device("cpu"), tokenizer.bos_token_id)
+
+
+@functools.cache
+def olmes_requests() -> list[dict]:
+    """Real OLMES requests of several tasks: shared prefixes, pmi rows, varying contexts, MMLU."""
+    rows = []
+    for task, formulation, limit in [
+        ("arc_challenge", "cf", 3), ("arc_challenge", "mcf", 3), ("winogrande", "cf", 3),
+        ("mmlu", "cf", 2), ("mmlu", "mcf", 2), ("hellaswag", "cf", 2),
+    ]:
+        rows.extend(build_requests(task, formulation, limit=limit))
+    return rows
+
+
+def reference(lm: LoadedModel, pairs, max_input=engine.MAX_INPUT_TOKENS):
+    """Score each request alone, tokenized independently as lm-evaluation-harness does."""
+    tokenizer = lm.tokenizer
+    prefix = [] if lm.bos_token_id is None else [lm.bos_token_id]
+    sums, counts, greedy = [], [], []
+    for context, continuation in pairs:
+        context_ids = prefix + tokenizer(context, add_special_tokens=False)["input_ids"]
+        whole = prefix + tokenizer(context + continuation, add_special_tokens=False)["input_ids"]
+        continuation_ids = whole[len(context_ids):]
+        inputs = whole[-(max_input + 1):][:-1]
+        with torch.inference_mode():
+            logprobs = lm.model(torch.tensor([inputs])).logits[0].float().log_softmax(-1)
+        picked = logprobs[len(inputs) - len(continuation_ids):]
+        target = torch.tensor(continuation_ids)
+        sums.append(picked.gather(1, target[:, None]).sum().item())
+        counts.append(len(continuation_ids))
+        greedy.append(bool((picked.argmax(-1) == target).all()))
+    return np.array(sums), np.array(counts), np.array(greedy)
+
+
+def distinct_prefixes(lm: LoadedModel, pairs) -> int:
+    encoded = engine.encode_requests(lm.tokenizer, pairs, lm.bos_token_id)
+    return len({tuple(e.tokens[: n + 1]) for e in encoded for n in range(len(e.tokens) - 1)})
+
+
+@pytest.mark.parametrize("max_batch_tokens", [7, 64, 4096])
+def test_engine_matches_one_request_at_a_time(llama, max_batch_tokens):
+    pairs = [(r["context"], r["continuation"]) for r in olmes_requests()]
+    scores = engine.score(llama, pairs, max_batch_tokens=max_batch_tokens)
+    sums, counts, greedy = reference(llama, pairs)
+    assert np.abs(scores.sum_logprob - sums).max() <= TOLERANCE
+    assert (scores.num_tokens == counts).all()
+    assert (scores.is_greedy == greedy).all()
+    assert scores.tokens_forwarded == scores.trie_tokens == distinct_prefixes(llama, pairs)
+
+
+def test_gemma_bos_and_sliding_window_are_exact(gemma):
+    pairs = [(r["context"], r["continuation"]) for r in olmes_requests()[:40]]
+    scores = engine.score(gemma, pairs, max_batch_tokens=100)
+    sums, counts, greedy = reference(gemma, pairs)
+    assert np.abs(scores.sum_logprob - sums).max() <= TOLERANCE
+    assert (scores.num_tokens == counts).all() and (scores.is_greedy == greedy).all()
+    assert expects_bos(gemma.tokenizer, gemma.model.config) == gemma.bos_token_id is not None
+    encoded = engine.encode_requests(gemma.tokenizer, pairs, gemma.bos_token_id)
+    assert all(e.tokens[0] == gemma.bos_token_id for e in encoded)
+
+
+def test_greedy_flags_follow_the_model(llama):
+    """A continuation the model itself would produce greedily gets is_greedy = True."""
+    context = "Question: Which of the following is a trait"
+    ids = llama.tokenizer(context, add_special_tokens=False)["input_ids"]
+    with torch.inference_mode():
+        for _ in range(3):
+            ids.append(int(llama.model(torch.tensor([ids])).logits[0, -1].argmax()))
+    greedy_text = llama.tokenizer.decode(ids)[len(context):]
+    pairs = [(context, greedy_text), (context, " not the greedy answer")]
+    scores = engine.score(llama, pairs)
+    _, _, greedy = reference(llama, pairs)
+    assert greedy.tolist() == scores.is_greedy.tolist()
+    assert scores.is_greedy[0]
+
+
+def test_long_contexts_are_cut_from_the_left(llama):
+    context = " ".join(["Question: Which of the following is a trait that a dog inherits?"] * 200)
+    pairs = [(context, " the size of its appetite"), ("Answer:", " yes")]
+    encoded = engine.encode_requests(llama.tokenizer, pairs, None)
+    assert len(encoded[0].tokens) == engine.MAX_INPUT_TOKENS + 1
+    scores = engine.score(llama, pairs, max_batch_tokens=512)
+    sums, counts, _ = reference(llama, pairs)
+    assert np.abs(scores.sum_logprob - sums).max() <= TOLERANCE
+    assert scores.num_tokens.tolist() == counts.tolist()
+
+
+def test_trie_numbers_nodes_in_preorder():
+    trie = engine.build_trie([[1, 2, 3], [1, 2, 4], [1, 5], [6], [1, 2, 3]])
+    assert trie.size == 6
+    assert trie.tokens.tolist() == [1, 2, 3, 4, 5, 6]
+    assert trie.depth.tolist() == [0, 1, 2, 2, 1, 0]
+    assert trie.end.tolist() == [5, 4, 3, 4, 5, 6]
+    assert [p.tolist() for p in trie.paths] == [[0, 1, 2], [0, 1, 3], [0, 4], [5], [0, 1, 2]]
+
+
+def test_cuda_out_of_memory_halves_the_batch(llama, monkeypatch):
+    pairs = [(r["context"], r["continuation"]) for r in build_requests("arc_challenge", "cf", limit=2)]
+    forward, sizes = llama.model.forward, []
+
+    def small_memory(*args, **kwargs):
+        sizes.append(kwargs["input_ids"].shape[1])
+        if sizes[-1] > 40:
+            raise torch.cuda.OutOfMemoryError("simulated")
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(llama.model, "forward", small_memory)
+    scores = engine.score(llama, pairs, max_batch_tokens=256)
+    monkeypatch.undo()
+    assert sizes[:4] == [256, 128, 64, 32]
+    assert np.abs(scores.sum_logprob - reference(llama, pairs)[0]).max() <= TOLERANCE
+
+
+def write_requests(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_resume_recomputes_only_what_is_missing(llama, tmp_path, monkeypatch):
+    monkeypatch.setenv("OLMES_CACHE_DIR", str(tmp_path / "cache"))
+    rows = build_requests("arc_challenge", "cf", limit=6)
+    requests = write_requests(tmp_path / "requests.jsonl", rows)
+    cold = score_file(llama, rows, requests, tmp_path / "cold.parquet", use_cache=False, max_batch_tokens=64)
+    for chunk in (tmp_path / "cache").rglob("*.parquet"):
+        chunk.unlink()
+
+    forward_chunk, calls = engine._forward_chunk, []
+
+    def crash_midway(*args):
+        calls.append(1)
+        if len(calls) > cold["tokens_forwarded"] // 64 // 2:
+            raise RuntimeError("killed")
+        return forward_chunk(*args)
+
+    monkeypatch.setattr(engine, "_forward_chunk", crash_midway)
+    with pytest.raises(RuntimeError, match="killed"):
+        score_file(llama, rows, requests, tmp_path / "out.parquet", max_batch_tokens=64, flush_every=4)
+    monkeypatch.setattr(engine, "_forward_chunk", forward_chunk)
+    assert not (tmp_path / "out.parquet").exists()
+
+    cached = LogprobCache(tmp_path / "cache", llama.fingerprint).load().rows
+    missing = {(r["context"], r["continuation"]) for r in rows} - {p for p in cached_pairs(rows, cached)}
+    resumed = score_file(llama, rows, requests, tmp_path / "out.parquet", max_batch_tokens=64)
+    assert 0 < resumed["requests_from_cache"] < len(rows)
+    assert resumed["requests_computed"] == len(missing)
+    assert 0 < resumed["tokens_forwarded"] < cold["tokens_forwarded"]
+    assert resumed["tokens_forwarded"] == distinct_prefixes(llama, sorted(missing))
+    assert_same_output(tmp_path / "cold.parquet", tmp_path / "out.parquet")
+
+    again = score_file(llama, rows, requests, tmp_path / "again.parquet", max_batch_tokens=64)
+    assert again["requests_from_cache"] == len(rows) and again["tokens_forwarded"] == 0
+    assert_same_output(tmp_path / "out.parquet", tmp_path / "again.parquet", exact=True)
+
+
+def cached_pairs(rows, cached):
+    pairs = [(r["context"], r["continuation"]) for r in rows]
+    return [pair for pair in pairs if request_key(*pair) in cached]
+
+
+def assert_same_output(first, second, exact=False):
+    """Identical, except that floats may differ by rounding when the work was chunked differently."""
+    a, b = pd.read_parquet(first), pd.read_parquet(second)
+    assert a.drop(columns="sum_logprob").equals(b.drop(columns="sum_logprob"))
+    tolerance = 0 if exact else 1e-5
+    assert np.abs(a["sum_logprob"] - b["sum_logprob"]).max() <= tolerance
+
+
+def test_corrupt_chunk_is_detected_and_recomputed(llama, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OLMES_CACHE_DIR", str(tmp_path / "cache"))
+    rows = build_requests("winogrande", "cf", limit=8)
+    requests = write_requests(tmp_path / "requests.jsonl", rows)
+    first = score_file(llama, rows, requests, tmp_path / "first.parquet", flush_every=4)
+    chunks = sorted((tmp_path / "cache" / "logprobs" / llama.fingerprint).glob("*.parquet"))
+    assert len(chunks) >= 2
+    table = LogprobCache(tmp_path / "cache", llama.fingerprint)
+    damaged = chunks[0].read_bytes()
+    chunks[0].write_bytes(damaged[:-10] + bytes(10))
+    assert table.load().corrupt_files == 1
+    assert "corrupt" in capsys.readouterr().err
+    second = score_file(llama, rows, requests, tmp_path / "second.parquet")
+    assert 0 < second["requests_computed"] < len(rows)
+    assert 0 < second["tokens_forwarded"] < first["tokens_forwarded"]
+    assert_same_output(tmp_path / "first.parquet", tmp_path / "second.parquet")
+
+
+def test_cli_writes_parquet_and_run_record(llama_dir, tmp_path):
+    rows = build_requests("mmlu", "mcf", limit=3) + build_requests("arc_challenge", "cf", limit=2)
+    requests = write_requests(tmp_path / "requests.jsonl", rows)
+    output = tmp_path / "out" / "scores.parquet"
+    argv = ["logprobs", "--model", str(llama_dir), "--requests", str(requests), "--output", str(output),
+            "--cache-dir", str(tmp_path / "cache"), "--max-batch-tokens", "128", "--quiet"]
+    assert main(argv) == 0
+    table = pd.read_parquet(output)
+    assert list(table.columns) == [
+        "request_index", "task", "formulation", "instance_index", "native_id", "choice", "label",
+        "unconditional", "subject", "sum_logprob", "num_tokens", "num_chars", "is_greedy",
+    ]
+    assert table["request_index"].tolist() == list(range(len(rows)))
+    assert table["num_chars"].tolist() == [len(r["continuation"]) for r in rows]
+    assert table["native_id"].tolist() == [str(r["native_id"]) for r in rows]
+    record = json.loads((tmp_path / "out" / "scores.parquet.run.json").read_text())
+    assert record["tokens_forwarded"] == record["trie_minimal_tokens"] < record["naive_tokens"]
+    assert record["dtype"] == "float32" and record["device"] == "cpu"
+    assert len(record["requests_sha256"]) == 64 and record["versions"]["torch"]
+    assert main([*argv, "--no-cache"]) == 0
+    assert json.loads((tmp_path / "out" / "scores.parquet.run.json").read_text())["requests_from_cache"] == 0
+
+
+def test_cli_reports_bad_input_on_one_line(llama_dir, tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"task": "arc_challenge"}\n')
+    argv = ["logprobs", "--model", str(llama_dir), "--requests", str(bad), "--output", str(tmp_path / "o.parquet")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith("olmes: error: ") 

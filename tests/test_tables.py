@@ -1,0 +1,318 @@
+"""The paper's tables, the statistics and the two commands, from hand-made scores with known answers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from olmes import scoring, tables
+from olmes.cli import main
+from olmes.errors import OlmesError
+from olmes.tasks import TASKS
+from tests.test_scoring import instance_rows, write
+
+
+def fake_summary(model: str, task: str, accuracies: dict[str, float], partial: bool = False) -> dict:
+    """A score summary as olmes score writes it, with the given accuracy per method."""
+    methods = {}
+    for name, accuracy in accuracies.items():
+        methods[name] = {"accuracy": accuracy, "stderr": 0.01, "n": 100, "correct": round(100 * accuracy)}
+        methods[name]["near_ties"] = 2
+        if task == "mmlu":
+            methods[name].update(micro_accuracy=accuracy - 0.01, subjects={"anatomy": {}, "virology": {}})
+    best = scoring.olmes_result(methods, TASKS[task].recommended_norm)
+    return {
+        "schema": scoring.SUMMARY_SCHEMA, "model": model, "task": task, "partial": partial,
+        "partial_reasons": ["run with limit 100"] if partial else [], "n_instances": 100,
+        "methods": methods, "best_of_two": best, "olmes": None if partial else best,
+    }  # fmt: skip
+
+
+def make_scores(summaries: list[dict], models: list[tables.ModelInfo] | None = None) -> tables.Scores:
+    keyed = {(s["model"], s["task"]): s for s in summaries}
+    names = list(dict.fromkeys(s["model"] for s in summaries))
+    models = models or [tables.ModelInfo(name, name) for name in names]
+    task_order = [task for task in TASKS if any(t == task for _, t in keyed)]
+    return tables.Scores(keyed, dict.fromkeys(keyed, Path("x")), models, task_order)
+
+
+def cf_mcf(cf: float, mcf: float, task: str) -> dict[str, float]:
+    return {scoring.cf_method(TASKS[task].recommended_norm): cf, "mcf": mcf}
+
+
+# -- Table 3 -----------------------------------------------------------------------------------------
+
+
+def test_table3_win_rates_count_every_tied_winner_and_diff_oracle():
+    arc = [
+        fake_summary("m1", "arc_challenge", {"cf_none": 0.5, "cf_token": 0.6, "cf_char": 0.6, "cf_pmi": 0.4}),
+        fake_summary("m2", "arc_challenge", {"cf_none": 0.5, "cf_token": 0.6, "cf_char": 0.6, "cf_pmi": 0.7}),
+        fake_summary("m3", "arc_challenge", {"cf_none": 0.5, "cf_token": 0.5, "cf_char": 0.5, "cf_pmi": 0.5}),
+    ]
+    boolq = [
+        fake_summary(m, "boolq", {"cf_none": 0.7, "cf_token": 0.6, "cf_char": 0.6}) for m in ("m1", "m2")
+    ]
+    table = tables.table3(make_scores(arc + boolq))
+    record = table.records[0]
+    assert record["wins"] == {"none": 1, "token": 2, "char": 2, "pmi": 2}
+    assert record["diff_oracle"] == pytest.approx((0.2 + 0.0 + 0.0) / 3)
+    rows = {row[0]: row[1:] for row in table.rows}
+    assert rows["token"] == ["66.7", "0.0"] and rows["none"] == ["33.3", "100.0"]
+    assert rows["pmi"] == ["66.7", tables.MISSING]  # BoolQ has no pmi rows: pmi does not compete
+    assert rows["OLMES choice"] == ["pmi", "none"] and rows["Diff oracle"] == ["6.7", "0.0"]
+    assert "every normalization whose accuracy equals the best counts as a winner" in table.caption
+
+
+def test_table3_counts_partial_models():
+    summaries = [fake_summary("m1", "piqa", {"cf_none": 0.5, "cf_token": 0.6, "cf_char": 0.7}, partial=True)]
+    rows = {row[0]: row[1:] for row in tables.table3(make_scores(summaries)).rows}
+    assert rows["Models"] == [f"1 (1{tables.PARTIAL_MARK})"]
+
+
+# -- Table 4 and the averages ---------------------------------------------------------------------
+
+
+def ten_tasks(model: str, cf: float, mcf: float, partial_task: str | None = None) -> list[dict]:
+    return [fake_summary(model, task, cf_mcf(cf, mcf, task), partial=task == partial_task) for task in TASKS]
+
+
+def test_table4_daggers_average_and_partial_runs():
+    summaries = ten_tasks("full", 0.6, 0.4)
+    summaries[3] = fake_summary("full", "csqa", cf_mcf(0.5, 0.8, "csqa"))  # MCF wins on CSQA
+    summaries += ten_tasks("limited", 0.6, 0.4, partial_task="boolq")
+    summaries += [fake_summary("subset", "piqa", cf_mcf(0.6, 0.4, "piqa"))]
+    table = tables.table4(make_scores(summaries))
+    (_, complete), (label, partial) = table.groups
+    assert label == tables.PARTIAL_GROUP
+    full_row, subset_row = complete
+    assert full_row[table.header.index("CommonsenseQA")] == "80.0" + tables.DAGGER
+    assert full_row[table.header.index("PIQA")] == "60.0"
+    assert full_row[-1] == f"{100 * (0.6 * 9 + 0.8) / 10:.1f}"
+    assert subset_row[0] == "subset" and subset_row[-1] == tables.MISSING  # 1 task of 10: no average
+    assert partial[0][0] == "limited (partial)" and partial[0][-1] == tables.MISSING
+    assert partial[0][table.header.index("BoolQ")] == "60.0" + tables.PARTIAL_MARK
+    limited = next(r for r in table.records if r["model"] == "limited")
+    assert (
+        limited["tasks"]["boolq"]["olmes_score"] is None and limited["tasks"]["boolq"]["best_of_two"] == 0.6
+    )
+    assert limited["tasks"]["piqa"]["olmes_score"] == 0.6
+    assert "not an OLMES score" in table.caption
+    latex = tables.table_latex(table)
+    assert "Model & ARC-C & ARC-E & BoolQ & CSQA & HSwag" in latex  # short labels keep ten tasks narrow
+    assert r"\midrule" + "\n" + r"\multicolumn{12}{l}{\emph{Partial runs" in latex
+
+
+def test_tables_6_and_7_with_max_averages():
+    summaries = ten_tasks("a", 0.6, 0.4)
+    summaries[0] = fake_summary("a", "arc_challenge", cf_mcf(0.3, 0.9, "arc_challenge"))
+    cf, mcf = tables.table6(make_scores(summaries)), tables.table7(make_scores(summaries))
+    assert cf.header[-2:] == ["Average", "Max average"]
+    assert cf.rows[0][1] == "30.0" and mcf.rows[0][1] == "90.0"
+    assert cf.rows[0][-2] == f"{100 * (0.3 + 0.6 * 9) / 10:.1f}"
+    assert mcf.rows[0][-2] == f"{100 * (0.9 + 0.4 * 9) / 10:.1f}"
+    assert cf.rows[0][-1] == mcf.rows[0][-1] == f"{100 * (0.9 + 0.6 * 9) / 10:.1f}"
+
+
+def test_table8_mmlu_macro_and_micro():
+    table = tables.table8(make_scores([fake_summary("a", "mmlu", {"cf_char": 0.5, "mcf": 0.6})]))
+    assert table.rows == [["a", "50.0", "49.0", "60.0", "59.0", "2", "100"]]
+
+
+def test_tables_9_to_12_one_per_normalization():
+    summaries = [fake_summary("a", "boolq", {"cf_none": 0.7, "cf_token": 0.6, "cf_char": 0.5})]
+    nine, ten, eleven, twelve = tables.tables_9_to_12(make_scores(summaries))
+    assert [t.key for t in (nine, ten, eleven, twelve)] == ["table9_none", "table10_token", "table11_char",
+                                                           "table12_pmi"]  # fmt: skip
+    assert nine.rows[0][1] == "70.0" and eleven.rows[0][1] == "50.0" and twelve.rows[0][1] == tables.MISSING
+    assert scoring.NORMALIZATION_FORMULAS["char"] in eleven.caption
+
+
+def test_near_ties_table_shows_cf_and_mcf_counts():
+    table = tables.near_ties_table(make_scores([fake_summary("a", "boolq", {"cf_none": 0.7, "mcf": 0.5})]))
+    assert table.rows == [["a", "2 / 2"]]
+
+
+# -- paired bootstrap --------------------------------------------------------------------------------
+
+
+def test_paired_bootstrap_is_reproducible_with_its_seed():
+    rng = np.random.default_rng(0)
+    a, b = rng.random(300) < 0.6, rng.random(300) < 0.5
+    first = tables.paired_bootstrap(a, b, seed=7)
+    assert first == tables.paired_bootstrap(a, b, seed=7)
+    assert any(first != tables.paired_bootstrap(a, b, seed=seed) for seed in range(8, 13))
+    estimate, low, high = first
+    assert estimate == pytest.approx(a.mean() - b.mean()) and low < estimate < high
+
+
+def test_paired_bootstrap_ties_and_clear_differences():
+    same = np.array([True, False] * 50)
+    assert tables.paired_bootstrap(same, same) == (0.0, 0.0, 0.0)
+    better, worse = np.ones(200, bool), np.zeros(200, bool)
+    worse[:20] = True
+    estimate, low, high = tables.paired_bootstrap(better, worse)
+    assert estimate == pytest.approx(0.9) and low > 0
+
+
+def test_paired_bootstrap_macro_over_strata():
+    a = np.array([1, 1, 0, 0, 0, 0], bool)  # stratum x: 2/2, stratum y: 0/4
+    b = np.zeros(6, bool)
+    estimate, _, _ = tables.paired_bootstrap(a, b, np.array(["x", "x", "y", "y", "y", "y"]))
+    assert estimate == pytest.approx(0.5)  # macro (1 + 0) / 2, not micro 2/6
+
+
+# -- the models file --------------------------------------------------------------------------------
+
+
+def test_models_file(tmp_path):
+    path = tmp_path / "models.yaml"
+    path.write_text(
+        "models:\n"
+        "  - {name: ckpt-b, display_name: OLMo step 2, series: OLMo, training_tokens: 2.0e12}\n"
+        "  - {name: ckpt-a, series: OLMo, training_tokens: 1000000000000, checkpoint: step1}\n"
+    )
+    first, second = tables.read_models_file(path)
+    assert first == tables.ModelInfo("ckpt-b", "OLMo step 2", "OLMo", 2.0e12, None)
+    assert second.display_name == "ckpt-a" and second.training_tokens == 1e12
+    for bad, message in (
+        ("models: [{name: a, tokens: 3}]", "unknown key"),
+        ("models: [{name: a}, {name: a}]", "listed twice"),
+        ("models: [{name: a, training_tokens: many}]", "positive number"),
+        ("name: a", "top-level 'models:' list"),
+    ):
+        path.write_text(bad)
+        with pytest.raises(OlmesError, match=message):
+            tables.read_models_file(path)
+
+
+def test_figure1_orders_checkpoints_by_training_tokens():
+    models = [
+        tables.ModelInfo("late", "late", "S", 3e12), tables.ModelInfo("early", "early", "S", 1e12),
+        tables.ModelInfo("other", "other"),
+    ]  # fmt: skip
+    summaries = [fake_summary(m.name, "mmlu", {"cf_char": 0.3, "mcf": 0.5}) for m in models]
+    rows = tables.figure1_data(make_scores(summaries, models))
+    assert [(r["model"], r["training_tokens"], r["mcf_accuracy"]) for r in rows] == [
+        ("early", 1e12, 0.5), ("late", 3e12, 0.5)
+    ]  # fmt: skip
+    assert len(tables.figure2_data(make_scores(summaries, models))) == 3
+
+
+# -- LaTeX -------------------------------------------------------------------------------------------
+
+
+def test_latex_escapes_model_names():
+    assert tables.latex_escape("a_b & 50% #1 {x} ~^\\") == (
+        r"a\_b \& 50\% \#1 \{x\} \textasciitilde{}\textasciicircum{}\textbackslash{}"
+    )
+    assert tables.latex_escape("61.0†ᵖ") == r"61.0$^{\dagger}$\textsuperscript{p}"
+
+
+def compile_latex(folder: Path) -> subprocess.CompletedProcess:
+    body = "\n".join(rf"\input{{{path.name}}}\clearpage" for path in sorted(folder.glob("*.tex")))
+    (folder / "doc.tex").write_text(
+        "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n" + body + "\n\\end{document}\n"
+    )
+    command = ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"]
+    return subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=120)
+
+
+# -- both commands, end to end ---------------------------------------------------------------------
+
+
+def write_model_files(tmp_path: Path, model: str, skill: float) -> list[str]:
+    """CF and MCF log-prob files of one model on BoolQ and MMLU, right on a ``skill`` share of instances."""
+    rng = np.random.default_rng(sum(map(ord, model)))
+    files = []
+    layouts = (
+        ("boolq", [" yes", " no"], [None]),
+        ("mmlu", [" a", " b", " c", " d"], ["anatomy", "virology"]),
+    )
+    for task, choices, subjects in layouts:
+        cf, mcf = [], []
+        for index in range(40):
+            label = index % len(choices)
+            extra = {"subject": subjects[index % len(subjects)]} if subjects[0] else {}
+            right = rng.random() < skill
+            sums = [-3.0] * len(choices)
+            sums[label if right else (label + 1) % len(choices)] = -1.0
+            cf += instance_rows(task, "cf", index, choices, sums, label, **extra)
+            mcf_sums = [-2.0] * len(choices)
+            mcf_sums[label if rng.random() < skill else (label + 1) % len(choices)] = -0.5
+            letters = [" A", " B", " C", " D"][: len(choices)]
+            mcf += instance_rows(task, "mcf", index, letters, mcf_sums, label, **extra)
+        cf_path = write(tmp_path, f"{model}-{task}-cf.parquet", cf)
+        mcf_path = write(tmp_path, f"{model}-{task}-mcf.parquet", mcf)
+        out = tmp_path / "scores" / model
+        argv = ["score", "--model-name", model, "--cf", str(cf_path), "--mcf", str(mcf_path), "--limit", "40"]
+        argv += ["--predictions", str(out / f"{task}.predictions.parquet")]
+        argv += ["--summary", str(out / f"{task}.scores.json")]
+        assert main(argv) == 0
+        files.append(str(out / f"{task}.scores.json"))
+    return files
+
+
+def test_score_and_tables_commands_end_to_end(tmp_path):
+    write_model_files(tmp_path, "tiny_lm", 0.9)
+    write_model_files(tmp_path, "small&lm", 0.5)
+    models = tmp_path / "models.json"
+    models.write_text(json.dumps({"models": [{"name": "small&lm", "display_name": "Small & LM 50%"}]}))
+    out = tmp_path / "tables"
+    argv = ["tables", "--scores", str(tmp_path / "scores"), "--out", str(out), "--models", str(models)]
+    assert main(argv) == 0
+    index = json.loads((out / "index.json").read_text())
+    expected = [
+        "table3_normalizations",
+        "table4_olmes",
+        "table6_cf",
+        "table7_mcf",
+        "table8_mmlu",
+        "near_ties",
+    ]
+    expected += ["table9_none", "table10_token", "table11_char", "table12_pmi", "paired_bootstrap"]
+    for key in expected:
+        assert {f"{key}.csv", f"{key}.json", f"{key}.tex"} <= set(index["files"])
+    assert {"figure1_checkpoints.csv", "figure2_cf_vs_mcf.json"} <= set(index["files"])
+    assert [m["name"] for m in index["models"]] == ["small&lm", "tiny_lm"]
+    table4 = pd.read_csv(out / "table4_olmes.csv")
+    assert list(table4["Model"]) == ["Small & LM 50% (partial)", "tiny_lm (partial)"]
+    assert table4["Average"].isna().all() or (table4["Average"] == tables.MISSING).all()
+    bootstrap = json.loads((out / "paired_bootstrap.json").read_text())["records"]
+    assert [r["task"] for r in bootstrap] == ["boolq", "mmlu"]
+    assert all(r["higher"] == "tiny_lm" and r["n_shared"] == 40 for r in bootstrap)
+    again = tmp_path / "again"
+    assert (
+        main(["tables", "--scores", str(tmp_path / "scores"), "--out", str(again), "--models", str(models)])
+        == 0
+    )
+    assert (again / "paired_bootstrap.json").read_text() == (out / "paired_bootstrap.json").read_text()
+    tex = (out / "table4_olmes.tex").read_text()
+    assert r"Small \& LM 50\%" in tex and r"\toprule" in tex and r"\bottomrule" in tex
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
+    done = compile_latex(out)
+    assert done.returncode == 0, done.stdout[-3000:]
+
+
+def test_tables_command_errors(tmp_path, capsys):
+    assert main(["tables", "--scores", str(tmp_path / "nothing"), "--out", str(tmp_path / "t")]) == 2
+    assert "no such score summary" in capsys.readouterr().err
+    files = write_model_files(tmp_path, "m", 0.7)
+    twin = tmp_path / "twin.scores.json"
+    shutil.copy(files[0], twin)
+    assert main(["tables", "--scores", files[0], str(twin), "--out", str(tmp_path / "t")]) == 2
+    assert "both score model 'm' on boolq" in capsys.readouterr().err
+    predictions = Path(files[0]).parent / "boolq.predictions.parquet"
+    assert main(["tables", "--scores", str(predictions), "--out", str(tmp_path / "t")]) == 2
+    assert "is a predictions file" in capsys.readouterr().err
+    pd.read_parquet(predictions).head(3).to_parquet(predictions)
+    assert main(["tables", "--scores", *files, "--out", str(tmp_path / "t")]) == 0  # one model: no pairs
+    write_model_files(tmp_path, "n", 0.7)
+    assert main(["tables", "--scores", str(tmp_path / "scores"), "--out", str(tmp_path / "t")]) == 2
+    assert "changed after" in capsys.readouterr().err

@@ -1,0 +1,169 @@
+"""The Snakemake workflow end to end on a tiny model and two tasks, and its failure modes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from tests.tiny_model import build_tiny_model
+
+REPO = Path(__file__).resolve().parent.parent
+TASKS = ["arc_challenge", "winogrande"]
+LIMIT = 3
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("models")
+    return {"Tiny": build_tiny_model(root / "tiny", seed=0), "Tiny2": build_tiny_model(root / "tiny2", seed=1)}
+
+
+def _environment() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    return env
+
+
+def _write_config(workdir: Path, model_paths: dict[str, Path], **overrides) -> None:
+    config = {
+        "models": {name: {"spec": str(path)} for name, path in model_paths.items()},
+        "tasks": TASKS,
+        "source": "bundle",
+        "limit": LIMIT,
+        "pmi_everywhere": False,
+        "max_batch_tokens": 2048,
+        "results": "results",
+        "site": "site",
+    }
+    config.update(overrides)
+    (workdir / "config").mkdir(parents=True, exist_ok=True)
+    (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+
+
+def _snakemake(workdir: Path, *args: str, profile: str = "default") -> subprocess.CompletedProcess:
+    command = [
+        str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), "--directory",
+        str(workdir), "--workflow-profile", str(REPO / "workflow" / "profiles" / profile), *args,
+    ]  # fmt: skip
+    return subprocess.run(command, capture_output=True, text=True, env=_environment(), timeout=900)
+
+
+def _olmes(*args: str) -> None:
+    done = subprocess.run(["olmes", *args], capture_output=True, text=True, env=_environment())
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory, tiny_models) -> Path:
+    workdir = tmp_path_factory.mktemp("workflow")
+    _write_config(workdir, {"Tiny": tiny_models["Tiny"]})
+    done = _snakemake(workdir, "--cores", "2")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return workdir
+
+
+def test_outputs_exist(finished_run: Path) -> None:
+    results = finished_run / "results"
+    for task in TASKS:
+        for formulation in ("cf", "mcf"):
+            assert (results / "requests" / f"{task}.{formulation}.jsonl").is_file()
+            assert (results / "logprobs" / "Tiny" / f"{task}.{formulation}.parquet").is_file()
+            assert (results / "logprobs" / "Tiny" / f"{task}.{formulation}.parquet.run.json").is_file()
+        assert (results / "scores" / "Tiny" / f"{task}.scores.json").is_file()
+    assert (results / "tables" / "index.json").is_file()
+    assert list((results / "tables").glob("*.tex"))
+    assert (finished_run / "site" / "index.html").is_file()
+
+
+def test_outputs_agree_with_commands_run_by_hand(finished_run: Path, tiny_models, tmp_path) -> None:
+    results = finished_run / "results"
+    task = "arc_challenge"
+    for formulation in ("cf", "mcf"):
+        requests = tmp_path / f"{formulation}.jsonl"
+        _olmes("requests", task, "--formulation", formulation, "--limit", str(LIMIT), "--output", str(requests))
+        assert requests.read_bytes() == (results / "requests" / f"{task}.{formulation}.jsonl").read_bytes()
+        logprobs = tmp_path / f"{formulation}.parquet"
+        _olmes("logprobs", "--model", str(tiny_models["Tiny"]), "--requests", str(requests), "--output",
+               str(logprobs), "--no-cache", "--quiet")  # fmt: skip
+        by_hand = pd.read_parquet(logprobs)
+        by_workflow = pd.read_parquet(results / "logprobs" / "Tiny" / f"{task}.{formulation}.parquet")
+        pd.testing.assert_frame_equal(by_hand, by_workflow, check_exact=False, atol=1e-5, rtol=0)
+    summary = tmp_path / "s.scores.json"
+    _olmes("score", "--model-name", "Tiny", "--task", task, "--cf", str(tmp_path / "cf.parquet"), "--mcf",
+           str(tmp_path / "mcf.parquet"), "--limit", str(LIMIT), "--predictions", str(tmp_path / "p.parquet"),
+           "--summary", str(summary))  # fmt: skip
+    mine = json.loads(summary.read_text())
+    theirs = json.loads((results / "scores" / "Tiny" / f"{task}.scores.json").read_text())
+    assert mine["best_of_two"] == theirs["best_of_two"]
+    assert mine["partial"] is theirs["partial"] is True
+
+
+def test_second_run_has_nothing_to_do(finished_run: Path) -> None:
+    done = _snakemake(finished_run, "--cores", "2", "-n")
+    assert done.returncode == 0
+    assert "Nothing to be done" in done.stdout + done.stderr
+
+
+def test_adding_a_model_runs_only_that_models_jobs(finished_run: Path, tiny_models, tmp_path) -> None:
+    workdir = tmp_path / "added"
+    subprocess.run(["cp", "-a", f"{finished_run}/.", str(workdir)], check=True)
+    _write_config(workdir, tiny_models)
+    done = _snakemake(workdir, "--cores", "2", "-n", "--quiet", "rules")
+    counts = _job_counts(done.stdout + done.stderr)
+    assert counts.get("logprobs") == 2 * len(TASKS)
+    assert counts.get("score") == len(TASKS)
+    assert "requests" not in counts
+
+
+def _job_counts(text: str) -> dict[str, int]:
+    counts, in_table = {}, False
+    for line in text.splitlines():
+        parts = line.split()
+        if parts[:2] == ["job", "count"]:
+            in_table = True
+        elif in_table and len(parts) == 2 and parts[1].isdigit() and parts[0] != "total":
+            counts[parts[0]] = int(parts[1])
+    return counts
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [
+        ({"tasks": ["arc_challenge", "nosuchtask"]}, "tasks[1]"),
+        ({"limit": -5}, "limit"),
+        ({"models": {"M": {"spec": "no-such-short-name"}}}, "models.M.spec"),
+        ({"source": "internet"}, "source"),
+    ],
+)
+def test_bad_config_stops_before_any_job(tmp_path, tiny_models, overrides: dict, key: str) -> None:
+    _write_config(tmp_path, {"Tiny": tiny_models["Tiny"]}, **overrides)
+    done = _snakemake(tmp_path, "--cores", "1")
+    assert done.returncode != 0
+    assert f"config key '{key}'" in done.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_slurm_profile_dry_run_lists_gpu_jobs_grouped_per_model(tmp_path, tiny_models) -> None:
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    _write_config(tmp_path, tiny_models)
+    done = _snakemake(tmp_path, "-n", profile="slurm")
+    assert done.returncode == 0, done.stderr[-2000:]
+    output = done.stdout + done.stderr
+    assert _job_counts(output)["logprobs"] == 2 * 2 * len(TASKS)
+    assert output.count("gpu=1") == 2 * 2 * len(TASKS)
+    assert "Group job logprobs_Tiny " in output and "Group job logprobs_Tiny2 " in output
+
+
+def test_lint_is_clean() -> None:
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "snakemake"), "--lint", "-s", str(REPO / "Snakefile")],
+        capture_output=True, text=True, cwd=REPO, env=_environment(),
+    )  # fmt: skip
+    assert done.returncode == 0 and "Congratulations" in done.stdout + done.stderr, done.stdout + done.stderr
