@@ -1,12 +1,8 @@
 #!/usr/bin/env bash
-# Install olmes into .venv and run the main job on the embedded default (offline data and models).
+# Install olmes into .venv and run the main job on the embedded default: both offline models
+# (SmolLM2-135M, Gemma 3 270M) on all 10 tasks with the instance limit of config/config.yaml.
+# Leaves results/ (requests, log-probs, scores, tables) and site/ behind.
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/install.sh
-mkdir -p results/requests
-for task in $(.venv/bin/olmes tasks --json | .venv/bin/python -c "import json,sys; print(' '.join(t['task'] for t in json.load(sys.stdin)))"); do
-  for formulation in cf mcf; do
-    .venv/bin/olmes requests "$task" --formulation "$formulation" --limit 20 \
-      --output "results/requests/$task.$formulation.jsonl"
-  done
-done
+PATH="$PWD/.venv/bin:$PATH" .venv/bin/snakemake --cores all --workflow-profile workflow/profiles/default "$@"

@@ -86,27 +86,32 @@ def timed(function, counter, *args):
     return result, time.perf_counter() - started, counter.tokens - before
 
 
-def best_batch_size(lm, pairs, sizes, counter):
+def harness_for(lm, batch_size):
+    """lm-eval's HFLM around the very same model object and tokenizer."""
     from lm_eval.models.huggingface import HFLM
 
+    return HFLM(
+        pretrained=lm.model, tokenizer=lm.tokenizer, batch_size=batch_size, max_length=2048, device="cpu"
+    )
+
+
+def best_batch_size(lm, pairs, sizes, counter):
     timings = {}
     for size in sizes:
-        harness = HFLM(pretrained=lm.model, tokenizer=lm.tokenizer, batch_size=size, max_length=2048, device="cpu")
-        _, seconds, _ = timed(run_lm_eval, counter, harness, pairs)
+        _, seconds, _ = timed(run_lm_eval, counter, harness_for(lm, size), pairs)
         timings[size] = round(seconds, 2)
         print(f"  lm-eval batch size {size}: {seconds:.1f} s on {len(pairs)} requests", file=sys.stderr)
     return min(timings, key=timings.get), timings
 
 
 def bench(lm, counter, rows, args) -> dict:
-    from lm_eval.models.huggingface import HFLM
-
     pairs = [(row["context"], row["continuation"]) for row in rows]
     batch_size, sweep = best_batch_size(lm, pairs[: args.sweep_requests], args.batch_sizes, counter)
-    harness = HFLM(pretrained=lm.model, tokenizer=lm.tokenizer, batch_size=batch_size, max_length=2048, device="cpu")
+    harness = harness_for(lm, batch_size)
     engine_times, lm_eval_times = [], []
     for _ in range(args.repeats):
-        (ours, ours_greedy, trie), seconds, engine_tokens = timed(run_engine, counter, lm, pairs, args.max_batch_tokens)
+        run = timed(run_engine, counter, lm, pairs, args.max_batch_tokens)
+        (ours, ours_greedy, trie), seconds, engine_tokens = run
         engine_times.append(seconds)
         (theirs, theirs_greedy), seconds, lm_eval_tokens = timed(run_lm_eval, counter, harness, pairs)
         lm_eval_times.append(seconds)
@@ -144,7 +149,10 @@ def main() -> None:
     parser.add_argument("--sweep-requests", type=int, default=120)
     parser.add_argument("--formulations", default="cf,mcf")
     parser.add_argument("--output", type=Path, default=Path("benchmarks/engine_vs_lm_eval.json"))
+    parser.add_argument("--threads", type=int, help="torch threads (default: torch's own, one per core)")
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
     lm = load(args.model, dtype="float32", device="cpu")
     counter = TokenCounter(lm.model)

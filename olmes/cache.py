@@ -59,7 +59,7 @@ class LogprobCache:
         for path in sorted(self.folder.glob("*.parquet")):
             data = path.read_bytes()
             if hashlib.sha256(data).hexdigest() != path.stem:
-                print(f"olmes: cache chunk {path} is corrupt; its requests will be recomputed", file=sys.stderr)
+                print(f"olmes: cache chunk {path} is corrupt; recomputing its requests", file=sys.stderr)
                 path.unlink(missing_ok=True)
                 corrupt += 1
                 continue

@@ -219,6 +219,34 @@ def _score_items(encoded: Sequence[Encoded], trie: Trie):
     return node[order], target[order], owner[order]
 
 
+class _Tally:
+    """Adds up token log-probs per request and reports requests as their last token is scored."""
+
+    def __init__(self, scores: Scores, owner: np.ndarray, on_done, progress: bool):
+        self.scores, self.owner, self.on_done = scores, owner, on_done
+        self.remaining = scores.num_tokens.copy()
+        self.bar = tqdm(total=len(scores.num_tokens), unit="req", file=sys.stderr,
+                        disable=not progress, dynamic_ncols=True)
+        self.started = time.perf_counter()
+        self._report(np.flatnonzero(self.remaining == 0))  # empty continuations are done already
+
+    def add(self, lo: int, hi: int, logprobs: np.ndarray, greedy: np.ndarray, forwarded: int) -> None:
+        owners = self.owner[lo:hi]
+        np.add.at(self.scores.sum_logprob, owners, logprobs)
+        np.logical_and.at(self.scores.is_greedy, owners, greedy)
+        np.subtract.at(self.remaining, owners, 1)
+        finished = np.unique(owners)
+        self.scores.tokens_forwarded += forwarded
+        rate = self.scores.tokens_forwarded / max(time.perf_counter() - self.started, 1e-9)
+        self.bar.set_postfix_str(f"{rate:,.0f} tok/s", refresh=False)
+        self._report(finished[self.remaining[finished] == 0])
+
+    def _report(self, finished: np.ndarray) -> None:
+        if len(finished) and self.on_done is not None:
+            self.on_done(finished, self.scores)
+        self.bar.update(len(finished))
+
+
 @torch.inference_mode()
 def score(
     lm,
@@ -241,15 +269,10 @@ def score(
         is_greedy=np.ones(count, dtype=bool), tokens_forwarded=0, trie_tokens=trie.size,
         naive_tokens=sum(len(e.tokens) - 1 for e in encoded),
     )
-    remaining = scores.num_tokens.copy()
-    if on_done is not None and (remaining == 0).any():
-        on_done(np.flatnonzero(remaining == 0), scores)
-    bar = tqdm(total=count, unit="req", file=sys.stderr, disable=not progress, dynamic_ncols=True)
-    started = time.perf_counter()
+    tally = _Tally(scores, owner, on_done, progress)
     path = _PathCache(int(trie.depth.max(initial=0)) + 1)
     window = _sliding_windows(lm.model.config)
     start, size = 0, max(1, max_batch_tokens)
-    bar.update(int((remaining == 0).sum()))
     while start < trie.size:
         stop = min(start + size, trie.size)
         try:
@@ -257,22 +280,12 @@ def score(
         except torch.cuda.OutOfMemoryError:
             if size == 1:
                 raise
-            size //= 2
+            size //= 2  # and retry the same nodes: the path cache is only updated on success
             torch.cuda.empty_cache()
             continue
-        np.add.at(scores.sum_logprob, owner[lo:hi], logprobs)
-        np.logical_and.at(scores.is_greedy, owner[lo:hi], greedy)
-        np.subtract.at(remaining, owner[lo:hi], 1)
-        finished = np.unique(owner[lo:hi])
-        finished = finished[remaining[finished] == 0]
-        if on_done is not None and len(finished):
-            on_done(finished, scores)
-        scores.tokens_forwarded += stop - start
+        tally.add(lo, hi, logprobs, greedy, stop - start)
         start = stop
-        rate = scores.tokens_forwarded / max(time.perf_counter() - started, 1e-9)
-        bar.set_postfix_str(f"{rate:,.0f} tok/s", refresh=False)
-        bar.update(len(finished))
-    bar.close()
+    tally.bar.close()
     return scores
 
 

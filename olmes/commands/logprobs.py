@@ -60,7 +60,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--cache-dir", type=Path,
         help="cache folder for models and scores (default: $OLMES_CACHE_DIR, else ~/.cache/olmes)",
     )
-    parser.add_argument("--no-cache", action="store_true", help="ignore cached scores (still writes new ones)")
+    parser.add_argument(
+        "--no-cache", action="store_true", help="ignore cached scores (a cold run; still writes new ones)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -169,7 +171,9 @@ def write_parquet(output: Path, requests: list[dict], results: list[tuple[float,
         pq.write_table(pa.table(columns), temp)
 
 
-def run_record(lm: LoadedModel, requests_path: Path, total: int, computed: int, scores, max_batch_tokens) -> dict:
+def run_record(
+    lm: LoadedModel, requests_path: Path, total: int, computed: int, scores, max_batch_tokens: int
+) -> dict:
     return {
         "model": lm.resolved.spec,
         "model_kind": lm.resolved.kind,

