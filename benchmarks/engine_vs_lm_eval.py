@@ -157,8 +157,12 @@ def main() -> None:
     lm = load(args.model, dtype="float32", device="cpu")
     counter = TokenCounter(lm.model)
     report = {
-        "model": args.model, "model_revision": lm.resolved.identity, "dtype": "float32", "device": "cpu",
-        "torch_threads": torch.get_num_threads(), "machine": platform.processor() or platform.machine(),
+        "model": args.model,
+        "model_revision": lm.resolved.identity,
+        "dtype": "float32",
+        "device": "cpu",
+        "torch_threads": torch.get_num_threads(),
+        "machine": platform.processor() or platform.machine(),
         "results": {},
     }
     for formulation in args.formulations.split(","):

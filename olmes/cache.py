@@ -25,12 +25,14 @@ import pyarrow.parquet as pq
 from olmes.atomic import atomic_path
 from olmes.engine import Scores
 
-_SCHEMA = pa.schema([
-    ("key", pa.binary(16)),
-    ("sum_logprob", pa.float64()),
-    ("num_tokens", pa.int64()),
-    ("is_greedy", pa.bool_()),
-])
+_SCHEMA = pa.schema(
+    [
+        ("key", pa.binary(16)),
+        ("sum_logprob", pa.float64()),
+        ("num_tokens", pa.int64()),
+        ("is_greedy", pa.bool_()),
+    ]
+)
 
 
 def request_key(context: str, continuation: str) -> bytes:
@@ -75,8 +77,12 @@ class LogprobCache:
         if not keys:
             return None
         table = pa.table(
-            [pa.array(keys, pa.binary(16)), pa.array(sum_logprob, pa.float64()),
-             pa.array(num_tokens, pa.int64()), pa.array(is_greedy, pa.bool_())],
+            [
+                pa.array(keys, pa.binary(16)),
+                pa.array(sum_logprob, pa.float64()),
+                pa.array(num_tokens, pa.int64()),
+                pa.array(is_greedy, pa.bool_()),
+            ],
             schema=_SCHEMA,
         )
         sink = io.BytesIO()
@@ -91,8 +97,9 @@ class LogprobCache:
 class ChunkWriter:
     """Collects finished requests during a run and flushes them as chunks (by count or by time)."""
 
-    def __init__(self, cache: LogprobCache, keys: list[bytes], every_requests: int = 2048,
-                 every_seconds: float = 60.0):
+    def __init__(
+        self, cache: LogprobCache, keys: list[bytes], every_requests: int = 2048, every_seconds: float = 60.0
+    ):
         self.cache, self.keys = cache, keys
         self.every_requests, self.every_seconds = every_requests, every_seconds
         self.pending: list[np.ndarray] = []
@@ -115,7 +122,9 @@ class ChunkWriter:
         done = np.concatenate(self.pending)
         scores = self.scores
         self.cache.write(
-            [self.keys[i] for i in done], scores.sum_logprob[done], scores.num_tokens[done],
+            [self.keys[i] for i in done],
+            scores.sum_logprob[done],
+            scores.num_tokens[done],
             scores.is_greedy[done],
         )
         self.pending, self.pending_count, self.last_flush = [], 0, time.monotonic()

@@ -88,7 +88,7 @@ def encode_requests(
         if context_len == 0:  # nothing to condition on: use EOS as lm-evaluation-harness does
             tokens, context_len = [tokenizer.eos_token_id, *tokens], 1
         num_cont = max(len(tokens) - context_len, 0)
-        tokens = tokens[-(max_input + 1):]
+        tokens = tokens[-(max_input + 1) :]
         encoded.append(Encoded(tokens, min(num_cont, len(tokens) - 1)))
     return encoded
 
@@ -114,10 +114,11 @@ def build_trie(inputs: Sequence[Sequence[int]]) -> Trie:
         ids = np.concatenate([previous_ids[:lcp], fresh])
         new_tokens.append(seq[lcp:])
         new_depths.append(np.arange(lcp, len(seq), dtype=np.int32))
-        new_parents.append(np.concatenate([[-1], ids])[lcp:len(seq)])
+        new_parents.append(np.concatenate([[-1], ids])[lcp : len(seq)])
         paths[index], previous, previous_ids, count = ids, seq, ids, count + len(fresh)
-    tokens, depth, parent = (np.concatenate(x) if x else np.empty(0, np.int64) for x in
-                             (new_tokens, new_depths, new_parents))
+    tokens, depth, parent = (
+        np.concatenate(x) if x else np.empty(0, np.int64) for x in (new_tokens, new_depths, new_parents)
+    )
     return Trie(tokens, depth, np.arange(count) + _subtree_sizes(depth, parent), paths)
 
 
@@ -126,7 +127,7 @@ def _subtree_sizes(depth: np.ndarray, parent: np.ndarray) -> np.ndarray:
     by_depth = np.argsort(depth, kind="stable")
     bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max(initial=0)) + 2))
     for level in range(len(bounds) - 2, 0, -1):
-        nodes = by_depth[bounds[level]:bounds[level + 1]]
+        nodes = by_depth[bounds[level] : bounds[level + 1]]
         np.add.at(sizes, parent[nodes], sizes[nodes])
     return sizes
 
@@ -209,8 +210,8 @@ def _score_items(encoded: Sequence[Encoded], trie: Trie):
         if item.num_cont == 0:
             continue
         length = len(item.tokens) - 1
-        nodes.append(trie.paths[index][length - item.num_cont:length])
-        targets.append(np.asarray(item.tokens[length - item.num_cont + 1:], dtype=np.int64))
+        nodes.append(trie.paths[index][length - item.num_cont : length])
+        targets.append(np.asarray(item.tokens[length - item.num_cont + 1 :], dtype=np.int64))
         owners.append(np.full(item.num_cont, index, dtype=np.int64))
     if not nodes:
         return (np.empty(0, np.int64),) * 3
@@ -225,8 +226,13 @@ class _Tally:
     def __init__(self, scores: Scores, owner: np.ndarray, on_done, progress: bool):
         self.scores, self.owner, self.on_done = scores, owner, on_done
         self.remaining = scores.num_tokens.copy()
-        self.bar = tqdm(total=len(scores.num_tokens), unit="req", file=sys.stderr,
-                        disable=not progress, dynamic_ncols=True)
+        self.bar = tqdm(
+            total=len(scores.num_tokens),
+            unit="req",
+            file=sys.stderr,
+            disable=not progress,
+            dynamic_ncols=True,
+        )
         self.started = time.perf_counter()
         self._report(np.flatnonzero(self.remaining == 0))  # empty continuations are done already
 
@@ -265,8 +271,11 @@ def score(
     node, target, owner = _score_items(encoded, trie)
     count = len(encoded)
     scores = Scores(
-        sum_logprob=np.zeros(count), num_tokens=np.array([e.num_cont for e in encoded], dtype=np.int64),
-        is_greedy=np.ones(count, dtype=bool), tokens_forwarded=0, trie_tokens=trie.size,
+        sum_logprob=np.zeros(count),
+        num_tokens=np.array([e.num_cont for e in encoded], dtype=np.int64),
+        is_greedy=np.ones(count, dtype=bool),
+        tokens_forwarded=0,
+        trie_tokens=trie.size,
         naive_tokens=sum(len(e.tokens) - 1 for e in encoded),
     )
     tally = _Tally(scores, owner, on_done, progress)

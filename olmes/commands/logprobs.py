@@ -35,29 +35,42 @@ NAME = "logprobs"
 HELP = "score a request file with a causal LM: log P(continuation | context) per request, as Parquet"
 
 REQUIRED_FIELDS = {
-    "task": str, "formulation": str, "instance_index": int, "native_id": (str, int), "choice": int,
-    "label": int, "context": str, "continuation": str, "unconditional": bool,
+    "task": str,
+    "formulation": str,
+    "instance_index": int,
+    "native_id": (str, int),
+    "choice": int,
+    "label": int,
+    "context": str,
+    "continuation": str,
+    "unconditional": bool,
 }
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--model", required=True,
+        "--model",
+        required=True,
         help=f"{' or '.join(SHORT_NAMES)}, a .gguf file, a local Hugging Face folder, or a hub id[@revision]",
     )
     parser.add_argument("--requests", required=True, type=Path, help="request file (JSONL)")
     parser.add_argument("--output", required=True, type=Path, help="Parquet file to write")
     parser.add_argument(
-        "--max-batch-tokens", type=_positive, default=DEFAULT_MAX_BATCH_TOKENS,
+        "--max-batch-tokens",
+        type=_positive,
+        default=DEFAULT_MAX_BATCH_TOKENS,
         help=f"tokens forwarded per model call (default {DEFAULT_MAX_BATCH_TOKENS}); halved on CUDA OOM",
     )
     parser.add_argument(
-        "--dtype", default="auto", choices=["auto", *DTYPES],
+        "--dtype",
+        default="auto",
+        choices=["auto", *DTYPES],
         help="weights/activations precision (default: the model's own; float32 for GGUF)",
     )
     parser.add_argument("--device", help="torch device (default: cuda when present, else cpu)")
     parser.add_argument(
-        "--cache-dir", type=Path,
+        "--cache-dir",
+        type=Path,
         help="cache folder for models and scores (default: $OLMES_CACHE_DIR, else ~/.cache/olmes)",
     )
     parser.add_argument(
@@ -79,8 +92,13 @@ def run(args: argparse.Namespace) -> int:
     requests = read_requests(args.requests)
     lm = load(args.model, dtype=args.dtype, device=args.device)
     record = score_file(
-        lm, requests, args.requests, args.output, max_batch_tokens=args.max_batch_tokens,
-        use_cache=not args.no_cache, progress=not args.quiet,
+        lm,
+        requests,
+        args.requests,
+        args.output,
+        max_batch_tokens=args.max_batch_tokens,
+        use_cache=not args.no_cache,
+        progress=not args.quiet,
     )
     print(
         f"olmes: {record['num_requests']} requests ({record['requests_from_cache']} from cache), "
@@ -112,8 +130,14 @@ def read_requests(path: Path) -> list[dict]:
 
 
 def score_file(
-    lm: LoadedModel, requests: list[dict], requests_path: Path, output: Path, *,
-    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS, use_cache: bool = True, progress: bool = False,
+    lm: LoadedModel,
+    requests: list[dict],
+    requests_path: Path,
+    output: Path,
+    *,
+    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+    use_cache: bool = True,
+    progress: bool = False,
     flush_every: int = 2048,
 ) -> dict:
     """Score requests (reusing cached results), write the Parquet output and the run record."""
@@ -130,7 +154,8 @@ def score_file(
         writer.flush()  # keep what finished, also when the run is interrupted
     for position, index in enumerate(missing):
         known[keys[index]] = (
-            float(scores.sum_logprob[position]), int(scores.num_tokens[position]),
+            float(scores.sum_logprob[position]),
+            int(scores.num_tokens[position]),
             bool(scores.is_greedy[position]),
         )
     write_parquet(output, requests, [known[key] for key in keys])
