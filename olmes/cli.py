@@ -1,7 +1,9 @@
 """The ``olmes`` command line: one subcommand per pipeline stage, each a module in ``olmes.commands``.
 
-A command module defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``.
-Errors meant for users are :class:`olmes.errors.OlmesError`: printed on one line, exit status 2.
+A command module defines ``NAME`` (equal to its module name), ``HELP``, ``add_arguments(parser)``
+and ``run(args) -> int``. Only the module of the command being run is imported, so that
+``olmes requests`` does not pay for importing torch. Errors meant for users are
+:class:`olmes.errors.OlmesError`: printed on one line, exit status 2.
 """
 
 from __future__ import annotations
@@ -16,16 +18,20 @@ from olmes import __version__
 from olmes.errors import OlmesError
 
 
-def _command_modules() -> list:
-    names = sorted(info.name for info in pkgutil.iter_modules(olmes.commands.__path__))
-    return [importlib.import_module(f"olmes.commands.{name}") for name in names]
+def _command_names() -> list[str]:
+    return sorted(info.name for info in pkgutil.iter_modules(olmes.commands.__path__))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of one command when it is known, else of all (for help and error messages)."""
+    names = _command_names()
+    if command in names:
+        names = [command]
     parser = argparse.ArgumentParser(prog="olmes", description="OLMES evaluation pipeline")
     parser.add_argument("--version", action="version", version=f"olmes {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in _command_modules():
+    for name in names:
+        module = importlib.import_module(f"olmes.commands.{name}")
         sub = subparsers.add_parser(module.NAME, help=module.HELP, description=module.HELP)
         module.add_arguments(sub)
         sub.set_defaults(handler=module.run)
@@ -33,8 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    command = next((arg for arg in argv if not arg.startswith("-")), None)
+    args = build_parser(command).parse_args(argv)
     try:
         return args.handler(args)
     except OlmesError as error:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import torch
 
+from olmes import resources
 from olmes.atomic import write_text_atomic
 from olmes.errors import OlmesError
 from olmes.resources import PypiWheel, cache_dir, extract_wheel, fetch_wheel
@@ -104,12 +105,9 @@ def file_sha256(path: Path) -> str:
     memo = cache_dir() / "hashes" / memo_key
     if memo.is_file():
         return memo.read_text().strip()
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 22), b""):
-            digest.update(block)
-    write_text_atomic(memo, digest.hexdigest())
-    return digest.hexdigest()
+    digest = resources.file_sha256(path)
+    write_text_atomic(memo, digest)
+    return digest
 
 
 def _dir_identity(path: Path) -> str:

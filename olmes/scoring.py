@@ -11,7 +11,6 @@ the file and the instance.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from olmes.errors import OlmesError
+from olmes.resources import file_sha256
 
 NORMALIZATIONS = ("none", "token", "char", "pmi")
 NORMALIZATION_FORMULAS = {
@@ -427,14 +427,6 @@ def read_run_record(logprob_path: Path) -> dict | None:
         return json.loads(record.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise OlmesError(f"{record}: unreadable run record ({error}); re-run the engine") from error
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def score_task(
