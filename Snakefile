@@ -12,6 +12,15 @@ include: "workflow/rules/tables.smk"
 include: "workflow/rules/site.smk"
 
 
+# On a cluster only the log-prob jobs are submitted; the light ones run where snakemake runs.
+localrules:
+    requests,
+    models_file,
+    score,
+    tables,
+    site,
+
+
 rule all:
     default_target: True
     input:

@@ -297,3 +297,33 @@ def test_cli_reports_bad_input_on_one_line(llama_dir, tmp_path, capsys):
     argv = ["logprobs", "--model", str(llama_dir), "--requests", str(bad), "--output", str(output)]
     assert main(argv) == 2
     assert capsys.readouterr().err.startswith("olmes: error: ")
+
+
+def test_sigterm_saves_finished_chunks_and_exits_with_one_line(tmp_path) -> None:
+    """A job killed by the scheduler (SIGTERM) keeps what it scored so far, in the cache."""
+    import signal as signal_module
+    import subprocess
+    import sys
+    import time
+
+    from olmes.requests import build_requests, write_jsonl
+    from tests.tiny_model import build_tiny_model
+
+    model = build_tiny_model(tmp_path / "tiny")
+    requests = tmp_path / "r.jsonl"
+    write_jsonl(build_requests("hellaswag", "cf", limit=600), requests)
+    command = [sys.executable, "-m", "olmes.cli", "logprobs", "--model", str(model), "--requests",
+               str(requests), "--output", str(tmp_path / "o.parquet"), "--cache-dir", str(tmp_path / "cache"),
+               "--max-batch-tokens", "64", "--quiet"]  # fmt: skip
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    time.sleep(15)  # loaded and scoring; chunks are flushed every 2048 requests, so none yet
+    chunks = tmp_path / "cache" / "logprobs"
+    assert not list(chunks.rglob("*.parquet"))
+    process.send_signal(signal_module.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    if process.returncode == 0:
+        pytest.skip("the run finished before SIGTERM arrived")
+    assert process.returncode == 2
+    assert "stopped by signal SIGTERM" in stderr and "Traceback" not in stderr
+    saved = sum(len(pd.read_parquet(chunk)) for chunk in chunks.rglob("*.parquet"))
+    assert 0 < saved < 4800

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import platform
+import signal
 import sys
 import time
 from importlib import metadata
@@ -86,7 +87,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _terminated(signum, _frame) -> None:
+    """SIGTERM (scancel, a time limit, a killed job) unwinds like an error, so finished work is saved."""
+    raise OlmesError(
+        f"stopped by signal {signal.Signals(signum).name}; the requests scored so far are cached, "
+        "run the same command again to resume"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
+    signal.signal(signal.SIGTERM, _terminated)
     if args.cache_dir is not None:
         os.environ["OLMES_CACHE_DIR"] = str(args.cache_dir)
     requests = read_requests(args.requests)

@@ -16,7 +16,7 @@ rule logprobs:
     resources:
         gpu=1,
         mem_mb=16000,
-        runtime=240,
+        runtime=60,
     group:
         "logprobs_{model}"
     conda:
