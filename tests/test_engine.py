@@ -311,19 +311,20 @@ def test_sigterm_saves_finished_chunks_and_exits_with_one_line(tmp_path) -> None
 
     model = build_tiny_model(tmp_path / "tiny")
     requests = tmp_path / "r.jsonl"
-    write_jsonl(build_requests("hellaswag", "cf", limit=600), requests)
+    write_jsonl(build_requests("hellaswag", "cf", limit=1000), requests)
     command = [sys.executable, "-m", "olmes.cli", "logprobs", "--model", str(model), "--requests",
                str(requests), "--output", str(tmp_path / "o.parquet"), "--cache-dir", str(tmp_path / "cache"),
                "--max-batch-tokens", "64", "--quiet"]  # fmt: skip
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
-    time.sleep(15)  # loaded and scoring; chunks are flushed every 2048 requests, so none yet
+    time.sleep(12)  # loaded and scoring
     chunks = tmp_path / "cache" / "logprobs"
-    assert not list(chunks.rglob("*.parquet"))
+    before = sum(len(pd.read_parquet(chunk)) for chunk in chunks.rglob("*.parquet"))
     process.send_signal(signal_module.SIGTERM)
     _, stderr = process.communicate(timeout=60)
     if process.returncode == 0:
         pytest.skip("the run finished before SIGTERM arrived")
     assert process.returncode == 2
     assert "stopped by signal SIGTERM" in stderr and "Traceback" not in stderr
-    saved = sum(len(pd.read_parquet(chunk)) for chunk in chunks.rglob("*.parquet"))
-    assert 0 < saved < 4800
+    after = sum(len(pd.read_parquet(chunk)) for chunk in chunks.rglob("*.parquet"))
+    # Chunks are flushed every 2048 requests during the run; what came since, only by the SIGTERM path.
+    assert before < after < 8000
