@@ -14,3 +14,13 @@ def positive_int(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive number of instances, got {value}")
     return value
+
+
+def add_scores_argument(parser: argparse.ArgumentParser) -> None:
+    """``--scores``: the summaries of ``olmes score``, as files or folders to search."""
+    parser.add_argument(
+        "--scores",
+        nargs="+",
+        required=True,
+        help="*.scores.json files written by olmes score, or directories to search for them",
+    )

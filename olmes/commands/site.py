@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from olmes.argtypes import add_scores_argument
 from olmes.site.build import build_site
 
 NAME = "site"
@@ -13,12 +14,7 @@ HELP = "build the static leaderboard site (HTML, works from disk and on GitHub P
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--scores",
-        nargs="+",
-        required=True,
-        help="*.scores.json files written by olmes score, or directories to search for them",
-    )
+    add_scores_argument(parser)
     parser.add_argument(
         "--tables",
         type=Path,

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from olmes.argtypes import positive_int
+from olmes.argtypes import add_scores_argument, positive_int
 from olmes.tables import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, build_tables, load_scores
 
 NAME = "tables"
@@ -14,12 +14,7 @@ HELP = "build the paper's tables (CSV, JSON, LaTeX) and figure data from score s
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--scores",
-        nargs="+",
-        required=True,
-        help="*.scores.json files written by olmes score, or directories to search for them",
-    )
+    add_scores_argument(parser)
     parser.add_argument("--out", required=True, type=Path, help="output directory (e.g. results/tables)")
     parser.add_argument(
         "--models", type=Path, help="models file (YAML/JSON): display names, order, checkpoint series"
