@@ -14,8 +14,6 @@ import yaml
 
 from olmes.errors import OlmesError
 
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "workflow" / "schemas" / "config.schema.yaml"
-
 
 def _key_path(error: jsonschema.ValidationError) -> str:
     parts = []
@@ -24,8 +22,8 @@ def _key_path(error: jsonschema.ValidationError) -> str:
     return "".join(parts) or "(top level)"
 
 
-def validate_config(config: dict[str, Any], schema_path: Path = SCHEMA_PATH) -> None:
-    """Raise :class:`OlmesError` for the first problem in ``config``, naming the key."""
+def validate_config(config: dict[str, Any], schema_path: Path) -> None:
+    """Raise :class:`OlmesError` for the first problem of ``config`` against the schema, naming the key."""
     schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: (list(e.absolute_path), e.message))
