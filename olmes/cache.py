@@ -106,6 +106,7 @@ class ChunkWriter:
         self.pending_count = 0
         self.scores: Scores | None = None
         self.last_flush = time.monotonic()
+        self.bytes_written = 0
 
     def __call__(self, indices: np.ndarray, scores: Scores) -> None:
         """``on_done`` callback of :func:`olmes.engine.score`."""
@@ -121,10 +122,11 @@ class ChunkWriter:
             return
         done = np.concatenate(self.pending)
         scores = self.scores
-        self.cache.write(
+        written = self.cache.write(
             [self.keys[i] for i in done],
             scores.sum_logprob[done],
             scores.num_tokens[done],
             scores.is_greedy[done],
         )
+        self.bytes_written += written.stat().st_size
         self.pending, self.pending_count, self.last_flush = [], 0, time.monotonic()

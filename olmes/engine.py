@@ -93,10 +93,13 @@ def encode_requests(
     return encoded
 
 
-def _encode(tokenizer, texts: list[str]) -> list[list[int]]:
-    if not texts:
-        return []
-    return tokenizer(texts, add_special_tokens=False)["input_ids"]
+def _encode(tokenizer, texts: list[str], batch: int = 1024) -> list[list[int]]:
+    """Token ids of each text, tokenized in batches: a fast tokenizer's per-token bookkeeping
+    (offsets, token strings) for all of MMLU at once would take gigabytes."""
+    ids: list[list[int]] = []
+    for start in range(0, len(texts), batch):
+        ids.extend(tokenizer(texts[start : start + batch], add_special_tokens=False)["input_ids"])
+    return ids
 
 
 def build_trie(inputs: Sequence[Sequence[int]]) -> Trie:

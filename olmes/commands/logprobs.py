@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import platform
+import resource
 import signal
 import sys
 import time
@@ -100,7 +101,9 @@ def run(args: argparse.Namespace) -> int:
     if args.cache_dir is not None:
         os.environ["OLMES_CACHE_DIR"] = str(args.cache_dir)
     requests = read_requests(args.requests)
+    loading = time.perf_counter()
     lm = load(args.model, dtype=args.dtype, device=args.device)
+    load_time_s = time.perf_counter() - loading
     record = score_file(
         lm,
         requests,
@@ -109,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
         max_batch_tokens=args.max_batch_tokens,
         use_cache=not args.no_cache,
         progress=not args.quiet,
+        load_time_s=load_time_s,
     )
     print(
         f"olmes: {record['num_requests']} requests ({record['requests_from_cache']} from cache), "
@@ -149,8 +153,13 @@ def score_file(
     use_cache: bool = True,
     progress: bool = False,
     flush_every: int = 2048,
+    load_time_s: float | None = None,
 ) -> dict:
-    """Score requests (reusing cached results), write the Parquet output and the run record."""
+    """Score requests (reusing cached results), write the Parquet output and the run record.
+
+    ``load_time_s`` (how long loading the model took, when the caller measured it) goes into the
+    run record with the engine's own time and the process's peak memory, the job's scale facts.
+    """
     started = time.perf_counter()
     pairs = [(row["context"], row["continuation"]) for row in requests]
     keys = [request_key(*pair) for pair in pairs]
@@ -158,10 +167,12 @@ def score_file(
     known = cache.load().rows if use_cache else {}
     missing = _first_uncached(keys, known)
     writer = ChunkWriter(cache, [keys[i] for i in missing], every_requests=flush_every)
+    scoring = time.perf_counter()
     try:
         scores = score(lm, [pairs[i] for i in missing], max_batch_tokens, on_done=writer, progress=progress)
     finally:
         writer.flush()  # keep what finished, also when the run is interrupted
+    engine_time_s = time.perf_counter() - scoring
     for position, index in enumerate(missing):
         known[keys[index]] = (
             float(scores.sum_logprob[position]),
@@ -171,6 +182,10 @@ def score_file(
     write_parquet(output, requests, [known[key] for key in keys])
     record = run_record(lm, requests_path, len(requests), len(missing), scores, max_batch_tokens)
     record["wall_time_s"] = round(time.perf_counter() - started, 3)
+    record["engine_time_s"] = round(engine_time_s, 3)
+    record["load_time_s"] = None if load_time_s is None else round(load_time_s, 3)
+    record["cache_bytes_written"] = writer.bytes_written
+    record["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
     write_text_atomic(Path(f"{output}.run.json"), json.dumps(record, indent=2) + "\n")
     return record
 

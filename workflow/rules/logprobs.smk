@@ -23,6 +23,8 @@ rule logprobs:
         "../envs/olmes.yaml"
     log:
         f"{RESULTS}/logs/logprobs/{{model}}/{{task}}.{{formulation}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/logprobs/{{model}}/{{task}}.{{formulation}}.tsv"
     shell:
         "olmes logprobs --model {params.spec:q} {params.dtype} --requests {input}"
         " --max-batch-tokens {params.max_batch_tokens} --output {output} 2> {log}"
