@@ -117,7 +117,7 @@ install -d -o munge -g munge -m 755 /run/munge
 if ! running /run/munge/munged.pid; then
   runuser -u munge -- /usr/sbin/munged --force || fail "munged did not start"
 fi
-wait_for 10 munge bash -c 'munge -n | unmunge'
+wait_for 120 munge bash -c 'munge -n | unmunge'
 
 # 4. MariaDB for slurmdbd (local socket only).
 install -d -o mysql -g mysql -m 755 /run/mysqld
@@ -125,7 +125,7 @@ if ! running /run/mysqld/mariadb.pid; then
   /usr/sbin/mariadbd --user=mysql --skip-networking --socket=/run/mysqld/mysqld.sock \
     --pid-file=/run/mysqld/mariadb.pid >"$LOGS/mariadb.log" 2>&1 &
 fi
-wait_for 30 MariaDB mariadb -e 'SELECT 1'
+wait_for 120 MariaDB mariadb -e 'SELECT 1'
 mariadb -e "CREATE DATABASE IF NOT EXISTS slurm_acct_db;
             CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY '$DB_PASS';
             GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost';" || fail "MariaDB setup failed"
@@ -141,7 +141,7 @@ printf '%s\n' "$gres_conf" >/etc/slurm/gres.conf
 if ! running "$RUN/slurmdbd.pid"; then
   slurmdbd || fail "slurmdbd did not start"
 fi
-wait_for 30 slurmdbd sacctmgr -n list cluster
+wait_for 120 slurmdbd sacctmgr -n list cluster
 sacctmgr -i -Q add cluster "$CLUSTER" >/dev/null 2>&1 || true
 sacctmgr -i -Q add account "$ACCOUNT" Cluster="$CLUSTER" Description=ci Organization=ci >/dev/null 2>&1 || true
 sacctmgr -i -Q add user root Account="$ACCOUNT" DefaultAccount="$ACCOUNT" Cluster="$CLUSTER" >/dev/null 2>&1 || true
@@ -150,13 +150,13 @@ sacctmgr -n -P list association cluster="$CLUSTER" user=root format=account | gr
 if ! running "$RUN/slurmctld.pid"; then
   slurmctld || fail "slurmctld did not start"
 fi
-wait_for 30 slurmctld scontrol ping
+wait_for 120 slurmctld scontrol ping
 if ! running "$RUN/slurmd.pid"; then
   slurmd || fail "slurmd did not start"
 fi
-wait_for 60 "node $host to be idle" node_idle
+wait_for 300 "node $host to be idle" node_idle
 # A job end to end, with the GPU, before any test relies on it.
-out=$(timeout 60 srun -A "$ACCOUNT" -p "$PARTITION" --gpus=1 -t 1 bash -c 'echo "gpu=$CUDA_VISIBLE_DEVICES"') \
+out=$(timeout 300 srun -A "$ACCOUNT" -p "$PARTITION" --gpus=1 -t 1 bash -c 'echo "gpu=$CUDA_VISIBLE_DEVICES"') \
   || fail "srun --gpus=1 failed"
 [ "$out" = "gpu=0" ] || fail "srun --gpus=1 printed '$out', expected gpu=0"
 say "cluster '$CLUSTER' up: node $host, $cpus CPUs, ${memory} MB, gres gpu:$GPU_MODEL:1, partition $PARTITION, account $ACCOUNT"

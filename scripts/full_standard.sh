@@ -4,13 +4,34 @@
 # outputs (log-probs with run records, per-job benchmarks, predictions, score summaries, logs) are
 # copied to OUT, so a campaign of several hours can be committed as it goes and continued on another
 # machine: a task whose score summary is already in OUT is skipped.
-#   bash scripts/full_standard.sh [OUT]        (default OUT: runs/full-standard)
+#
+# The log-prob cache chunks (checksummed, content-keyed) are mirrored to OUT/resume-cache as well:
+# a new machine seeds its cache from there, so a task cut off midway (MMLU takes hours on a CPU)
+# resumes where its last chunk ended instead of starting over. `bash scripts/full_standard.sh sync`
+# mirrors them now (before committing at the end of a session).
+#   bash scripts/full_standard.sh [run|sync] [OUT]        (default OUT: runs/full-standard)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${1:-runs/full-standard}
+action=${1:-run}
+out=${2:-runs/full-standard}
 results=results/full
 models=(SmolLM2-135M Gemma-3-270M)
 tasks=(openbookqa winogrande piqa socialiqa arc_easy csqa arc_challenge boolq hellaswag mmlu)
+cache="${OLMES_CACHE_DIR:-$HOME/.cache/olmes}/logprobs"
+
+sync_cache() {  # $1 -> $2: copy chunk files the target lacks (names are content hashes)
+  [ -d "$1" ] || return 0
+  (cd "$1" && find . -name '*.parquet' -print0) | while IFS= read -r -d '' chunk; do
+    [ -f "$2/$chunk" ] || { mkdir -p "$2/$(dirname "$chunk")"; cp -p "$1/$chunk" "$2/$chunk"; }
+  done
+}
+
+case "$action" in
+  sync) sync_cache "$cache" "$out/resume-cache"; exit 0 ;;
+  run) ;;
+  *) echo "usage: $0 [run|sync] [OUT]" >&2; exit 2 ;;
+esac
+sync_cache "$out/resume-cache" "$cache"
 for model in "${models[@]}"; do
   for task in "${tasks[@]}"; do
     if [ -f "$out/$model/scores/$task.scores.json" ]; then
@@ -24,5 +45,7 @@ for model in "${models[@]}"; do
       mkdir -p "$out/$model/$kind"
       cp -p "$results/$kind/$model/$task".* "$out/$model/$kind/"
     done
+    sync_cache "$cache" "$out/resume-cache"
   done
 done
+echo "$(date -u +%FT%TZ) done" >&2

@@ -384,11 +384,15 @@ def browser():
         chromium.close()
 
 
+WAIT_MS = 120_000  # bound of every page wait on a busy machine; each wait ends once its condition holds
+
+
 class Watched:
     """A page that records console errors, page errors and every request URL."""
 
     def __init__(self, browser, width=1366, height=900, allowed=("file://",)):
         self.context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1)
+        self.context.set_default_timeout(WAIT_MS)
         self.page = self.context.new_page()
         self.errors, self.requests, self.blocked = [], [], []
         self.page.on("console", lambda msg: msg.type == "error" and self.errors.append(msg.text))
@@ -430,9 +434,9 @@ def test_every_page_loads_cleanly(built, browser):
         for path in pages:
             page = w.goto(path.as_uri())
             if page.locator(".chart").count():
-                page.wait_for_selector(".chart[data-rendered=true], .chart-error", timeout=15000)
+                page.wait_for_selector(".chart[data-rendered=true], .chart-error")
             if page.locator("#browser-list").count():
-                page.wait_for_selector("#browser-list .instance, #browser-list .empty", timeout=5000)
+                page.wait_for_selector("#browser-list .instance, #browser-list .empty")
             assert page.evaluate("window.__pwned") is None, path
         assert w.errors == [], w.errors
         assert w.blocked == [], f"requests to other hosts: {w.blocked}"
@@ -484,11 +488,11 @@ def test_leaderboard_sorts_daggers_partial(built, browser):
 def test_chart_renders_marks(built, browser):
     with watched(browser) as w:
         page = w.goto((built["site"] / "cf-vs-mcf.html").as_uri())
-        page.wait_for_selector("#figure2[data-rendered=true] svg", timeout=15000)
+        page.wait_for_selector("#figure2[data-rendered=true] svg")
         marks = page.locator("#figure2 svg .mark-symbol path, #figure2 svg .mark-line path").count()
         assert marks > 10
         page = w.goto((built["site"] / "checkpoints.html").as_uri())
-        page.wait_for_selector("#figure1[data-rendered=true] svg", timeout=15000)
+        page.wait_for_selector("#figure1[data-rendered=true] svg")
         assert page.locator("#figure1 svg .mark-symbol path").count() > 0
         assert w.errors == []
 
@@ -528,7 +532,7 @@ def test_served_over_http_like_pages(built, browser):
             for path in ("index.html", "cf-vs-mcf.html", "tasks/mmlu.html", "models/alpha.html"):
                 page = w.goto(base + path)
                 if page.locator(".chart").count():
-                    page.wait_for_selector(".chart[data-rendered=true]", timeout=15000)
+                    page.wait_for_selector(".chart[data-rendered=true]")
             assert w.errors == [] and w.blocked == []
     finally:
         server.shutdown()
@@ -545,7 +549,7 @@ def test_screenshots(built, browser, width, height, label):
         page.wait_for_selector("#browser-list .instance")
         page.screenshot(path=str(SCREENSHOTS / f"task-arc_challenge-{label}.png"), full_page=True)
         page = w.goto((built["site"] / "cf-vs-mcf.html").as_uri())
-        page.wait_for_selector("#figure2[data-rendered=true] svg", timeout=15000)
+        page.wait_for_selector("#figure2[data-rendered=true] svg")
         page.screenshot(path=str(SCREENSHOTS / f"cf-vs-mcf-{label}.png"), full_page=True)
         assert w.errors == []
     for name in ("leaderboard", "task-arc_challenge", "cf-vs-mcf"):

@@ -220,7 +220,7 @@ def compile_latex(folder: Path) -> subprocess.CompletedProcess:
         "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n" + body + "\n\\end{document}\n"
     )
     command = ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"]
-    return subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=120)
+    return subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=600)
 
 
 # -- both commands, end to end ---------------------------------------------------------------------
