@@ -1,7 +1,7 @@
 """What the full OLMES standard costs a model: requests and tokens to forward, per task.
 
 For every task and formulation (CF with its pmi rows, MCF) it builds the standard's requests,
-tokenizes them with the model's tokenizer (SPEC section 3) and counts the naive tokens (every
+tokenizes them with the model's tokenizer (docs/standard.md section 3) and counts the naive tokens (every
 request scored alone, as lm-evaluation-harness does) and the trie-minimal tokens (what the olmes
 engine forwards). Multiply by a measured tokens/s (``olmes logprobs`` prints it) for wall time.
 

@@ -13,6 +13,7 @@ import jsonschema
 import yaml
 
 from olmes.errors import OlmesError
+from olmes.tasks import TASKS
 
 
 def _key_path(error: jsonschema.ValidationError) -> str:
@@ -25,6 +26,7 @@ def _key_path(error: jsonschema.ValidationError) -> str:
 def validate_config(config: dict[str, Any], schema_path: Path) -> None:
     """Raise :class:`OlmesError` for the first problem of ``config`` against the schema, naming the key."""
     schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
+    schema["properties"]["tasks"]["items"]["enum"] = list(TASKS)  # the registry is the one task list
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: (list(e.absolute_path), e.message))
     if errors:

@@ -1,4 +1,4 @@
-"""Raw dataset rows from a source, turned into the standard's instances (SPEC section 1).
+"""Raw dataset rows from a source, turned into the standard's instances (docs/standard.md section 1).
 
 Two sources give the same instances wherever both hold the split:
 - ``hf``: the Hugging Face hub through ``datasets.load_dataset`` (respects ``HF_HOME``, the
@@ -17,12 +17,9 @@ from typing import Any
 
 from olmes.bundle import bundle_dir, read_dump
 from olmes.errors import OlmesError
-from olmes.tasks.base import BundleDump, Instance, Task
+from olmes.tasks.base import SAMPLE_SEED, SAMPLE_SIZE, SAMPLE_THRESHOLD, BundleDump, Instance, Task
 
 SOURCES = ("bundle", "hf")
-SAMPLE_THRESHOLD = 1500
-SAMPLE_SIZE = 1000
-SAMPLE_SEED = 1234
 UNCONDITIONAL_DOC_ID_OFFSET = 1_000_000  # the dumps' doc_id of pmi rows
 
 
@@ -32,6 +29,11 @@ def load_instances(task: Task, source: str = "bundle", limit: int | None = None)
     if task.subjects:
         return _subject_instances(task, source, limit)
     rows = raw_rows(task, source, task.split)
+    if len(rows) != task.split_size:
+        raise OlmesError(
+            f"{task.key}: the {task.split} split from source {source!r} has {len(rows)} rows, the "
+            f"standard's has {task.split_size}; point the task at the standard's dataset"
+        )
     instances = [task.standardize(row, index) for index, row in enumerate(rows)]
     return sample_instances(instances)[:limit]
 
@@ -118,8 +120,7 @@ def _arrow_rows(relative: str, task: Task) -> list[dict[str, Any]]:
 
 def _dump_rows(task: Task) -> list[dict[str, Any]]:
     """Raw rows rebuilt from the docs of a reference dump, in ``doc_id`` (= split) order."""
-    companion = getattr(task, "raw_companion", None)
-    raw = _arrow_rows(companion, task) if companion else None
+    raw = _arrow_rows(task.raw_companion, task) if task.raw_companion else None
     rows = []
     for doc_id, doc in _dump_docs(task.bundle):
         rows.append(task.bundle_row_from_doc(doc, raw[doc_id] if raw is not None else None))

@@ -14,7 +14,7 @@ attends to precisely its own prefix at its own positions, as when its request is
 float rounding differs. The vocabulary projection is computed only at nodes whose next token is a
 continuation token of some request.
 
-Tokenization follows SPEC.md section 3: ``encode(context + continuation)``; the continuation tokens
+Tokenization follows docs/standard.md section 3: ``encode(context + continuation)``; the continuation tokens
 are those after ``len(encode(context))``; the model's BOS is prepended where it expects one; inputs
 are at most 2048 tokens (the context is cut from the left, as lm-evaluation-harness does).
 """
@@ -76,7 +76,7 @@ class Scores:
 def encode_requests(
     tokenizer, pairs: Sequence[tuple[str, str]], bos_token_id: int | None, max_input: int = MAX_INPUT_TOKENS
 ) -> list[Encoded]:
-    """Tokenize (context, continuation) pairs per SPEC.md section 3 (each distinct context once)."""
+    """Tokenize (context, continuation) pairs per docs/standard.md section 3 (each distinct context once)."""
     contexts = list(dict.fromkeys(context for context, _ in pairs))
     context_ids = dict(zip(contexts, _encode(tokenizer, contexts), strict=True))
     wholes = _encode(tokenizer, [context + continuation for context, continuation in pairs])

@@ -1,4 +1,4 @@
-"""The rendering rules shared by every OLMES task (SPEC section 2).
+"""The rendering rules shared by every OLMES task (docs/standard.md section 2).
 
 Task templates (``olmes/tasks/*``) build queries; this module owns how they are joined:
 shots end in a blank line, MCF choice lines are ``"\\n " + letter + ". " + text``, letters are
@@ -10,6 +10,7 @@ from __future__ import annotations
 import string
 
 SHOT_SEPARATOR = "\n\n"
+ANSWER_SUFFIX = "\nAnswer:"  # ends every query but HellaSwag's CF one and WinoGrande's CF contexts
 UNCONDITIONAL_CONTEXT = "Answer:"
 
 

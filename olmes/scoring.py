@@ -1,4 +1,4 @@
-"""Log-probs -> per-instance predictions, accuracies and the OLMES score (SPEC section 3).
+"""Log-probs -> per-instance predictions, accuracies and the OLMES score (docs/standard.md section 3).
 
 This module is the one place where the CF normalizations are written down (:data:`NORMALIZATIONS`,
 :func:`normalize`, :data:`NORMALIZATION_FORMULAS`); the tables and the site read them from here.
@@ -21,6 +21,7 @@ import pandas as pd
 
 from olmes.errors import OlmesError
 from olmes.resources import file_sha256
+from olmes.tasks import get_task
 
 NORMALIZATIONS = ("none", "token", "char", "pmi")
 NORMALIZATION_FORMULAS = {
@@ -30,18 +31,11 @@ NORMALIZATION_FORMULAS = {
     "pmi": 'sum - sum of the same continuation after the context "Answer:"',
 }
 MCF = "mcf"
-METHODS = tuple(f"cf_{norm}" for norm in NORMALIZATIONS) + (MCF,)
 
 NEAR_TIE_NATS = 1e-4
 """Top-two score gap at or below which a decision counts as a near tie (batch size or hardware can
 flip it). Measured in the units of the score that decides: nats for none/pmi/MCF, nats per token or
 per character for token/char."""
-
-STANDARD_INSTANCE_COUNTS = {
-    "arc_challenge": 1172, "arc_easy": 1000, "boolq": 1000, "csqa": 1221, "hellaswag": 1000,
-    "mmlu": 14042, "openbookqa": 500, "piqa": 1000, "socialiqa": 1000, "winogrande": 1267,
-}  # fmt: skip
-"""Instances per task in a full OLMES run (SPEC section 1); fewer means the run is partial."""
 
 REQUIRED_COLUMNS = (
     "task", "formulation", "instance_index", "native_id", "choice", "label", "unconditional",
@@ -52,15 +46,6 @@ REQUIRED_COLUMNS = (
 def cf_method(norm: str) -> str:
     """The method key of CF under normalization ``norm``, as used in predictions and summaries."""
     return f"cf_{norm}"
-
-
-def task_spec(task: str):
-    """The registry entry of ``task``; imported lazily so that scoring loads without the templates."""
-    from olmes.tasks import TASKS
-
-    if task not in TASKS:
-        raise OlmesError(f"unknown task {task!r}; known tasks: {', '.join(TASKS)}")
-    return TASKS[task]
 
 
 # -- reading log-prob files -------------------------------------------------------------------------
@@ -229,7 +214,7 @@ def _unconditional(uncond: pd.DataFrame, table: ChoiceTable) -> np.ndarray:
 
 
 def normalize(table: ChoiceTable, norm: str) -> np.ndarray:
-    """The CF score of every instance x choice under ``norm`` (the formulas of SPEC section 3)."""
+    """The CF score of every instance x choice under ``norm`` (the formulas of docs/standard.md section 3)."""
     if norm == "none":
         return table.sum_logprob
     if norm == "token":
@@ -323,7 +308,7 @@ def check_same_instances(cf: ChoiceTable, mcf: ChoiceTable) -> None:
 
 
 def standard_error(accuracy: float, n: int) -> float | None:
-    """sqrt(p (1 - p) / (n - 1)) (SPEC section 3); undefined (None) for a single instance."""
+    """sqrt(p (1 - p) / (n - 1)) (docs/standard.md section 3); undefined (None) for a single instance."""
     return math.sqrt(accuracy * (1 - accuracy) / (n - 1)) if n > 1 else None
 
 
@@ -358,7 +343,7 @@ def macro_stats(correct: np.ndarray, subjects: np.ndarray) -> dict:
 
 def is_macro_averaged(task: str) -> bool:
     """Tasks made of subjects (MMLU) are scored by the macro-average over their subjects."""
-    return bool(task_spec(task).subjects)
+    return bool(get_task(task).subjects)
 
 
 def method_stats(predictions: pd.DataFrame, task: str) -> dict[str, dict]:
@@ -401,10 +386,10 @@ def olmes_result(methods: dict[str, dict], recommended_norm: str) -> dict | None
 def partial_reasons(task: str, n_instances: int, limit: int | None, has_cf: bool, has_mcf: bool) -> list[str]:
     """Why a model x task result is not a full OLMES run; empty when it is one."""
     reasons = []
-    full = STANDARD_INSTANCE_COUNTS.get(task)
-    if limit is not None and (full is None or limit < full):
+    full = get_task(task).standard_count
+    if limit is not None and limit < full:
         reasons.append(f"run with limit {limit}")
-    if full is not None and n_instances != full:
+    if n_instances != full:
         reasons.append(f"{n_instances} instances scored, the standard has {full}")
     if not has_cf:
         reasons.append("no CF log-probs")
@@ -441,14 +426,14 @@ def score_task(
     pmi is required when the task's standard has pmi requests, or with ``require_pmi`` (runs that
     ask for all four normalizations on every task). Returns the predictions frame (see
     :func:`predictions_frame`, plus ``model`` and ``task`` columns) and the summary dict documented
-    in docs/scores.md; the caller adds the predictions file's location to the summary.
+    in docs/file-formats.md; the caller adds the predictions file's location to the summary.
     """
     if cf_path is None and mcf_path is None:
         raise OlmesError("nothing to score: give a CF and/or an MCF log-prob file")
     cf = read_logprobs(cf_path, "cf") if cf_path is not None else None
     mcf = read_logprobs(mcf_path, MCF) if mcf_path is not None else None
     task = (cf or mcf).task
-    spec = task_spec(task)
+    spec = get_task(task)
     for table in (cf, mcf):
         if table is not None and spec.subjects and table.subject is None:
             raise OlmesError(
@@ -469,7 +454,7 @@ def score_task(
         "display_name": spec.display_name,
         "recommended_norm": spec.recommended_norm,
         "n_instances": n_instances,
-        "full_count": STANDARD_INSTANCE_COUNTS.get(task),
+        "full_count": spec.standard_count,
         "limit": limit,
         "partial": bool(reasons),
         "partial_reasons": reasons,

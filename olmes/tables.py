@@ -1,4 +1,4 @@
-"""Score summaries -> the paper's tables (SPEC section 5), figure data and the statistics beyond them.
+"""Score summaries -> the paper's tables (docs/standard.md section 5), figure data and statistics.
 
 Every table is written three ways under one output folder: ``<key>.csv`` (the table as displayed:
 percentages with one decimal, † where MCF won, ᵖ on partial cells), ``<key>.json`` (the displayed
@@ -35,6 +35,7 @@ from olmes.scoring import (
     file_sha256,
     is_macro_averaged,
 )
+from olmes.tasks import TASKS
 
 DAGGER = "†"
 PARTIAL_MARK = "ᵖ"
@@ -85,7 +86,7 @@ def read_models_file(path: str | Path) -> list[ModelInfo]:
         raise OlmesError(f"{path}: cannot read models file ({error})") from error
     entries = data.get("models") if isinstance(data, dict) else None
     if not isinstance(entries, list):
-        raise OlmesError(f"{path}: expected a top-level 'models:' list; see docs/scores.md")
+        raise OlmesError(f"{path}: expected a top-level 'models:' list; see docs/file-formats.md")
     models, seen = [], set()
     for position, entry in enumerate(entries):
         where = f"{path}: models[{position}]"
@@ -141,8 +142,6 @@ class Scores:
 
     def complete_on_all_tasks(self, model: str) -> bool:
         """All 10 tasks of the standard scored, none partial: the condition for an average."""
-        from olmes.tasks import TASKS
-
         found = [self.get(model, task) for task in TASKS]
         return all(s is not None and not s["partial"] for s in found)
 
@@ -181,8 +180,6 @@ def expand_score_paths(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def load_scores(paths: Iterable[str | Path], models_file: str | Path | None = None) -> Scores:
-    from olmes.tasks import TASKS
-
     summaries, where = {}, {}
     for path in expand_score_paths(paths):
         summary = _read_summary(path)
@@ -308,17 +305,13 @@ def percent(value: float | None) -> str:
     return MISSING if value is None else f"{100 * value:.1f}"
 
 
-LATEX_TASK_LABELS = {
-    "arc_challenge": "ARC-C", "arc_easy": "ARC-E", "boolq": "BoolQ", "csqa": "CSQA", "hellaswag": "HSwag",
-    "mmlu": "MMLU", "openbookqa": "OBQA", "piqa": "PIQA", "socialiqa": "SIQA", "winogrande": "WinoG",
-}  # fmt: skip
-"""Column labels of the LaTeX tables, short as in the paper so ten tasks fit across a page."""
-
-
 def task_name(task: str) -> str:
-    from olmes.tasks import TASKS
-
     return TASKS[task].display_name
+
+
+def task_short_name(task: str) -> str:
+    """Column label of the LaTeX tables, short as in the paper so ten tasks fit across a page."""
+    return TASKS[task].short_name
 
 
 def method_accuracy(summary: dict | None, method: str) -> float | None:
@@ -328,8 +321,6 @@ def method_accuracy(summary: dict | None, method: str) -> float | None:
 
 
 def recommended_method(task: str) -> str:
-    from olmes.tasks import TASKS
-
     return cf_method(TASKS[task].recommended_norm)
 
 
@@ -378,13 +369,11 @@ def model_task_table(
     groups = [(None, complete_rows)] if complete_rows else []
     if partial_rows:
         groups.append((PARTIAL_GROUP, partial_rows))
-    short = ["Model"] + [LATEX_TASK_LABELS.get(task, task) for task in scores.tasks] + list(averages)
+    short = ["Model"] + [task_short_name(task) for task in scores.tasks] + list(averages)
     return Table(key, title, caption + " " + PARTIAL_NOTE, header, groups, records, latex_header=short)
 
 
 def _mean_over_tasks(scores: Scores, model: str, value: Callable[[dict], float | None]) -> float | None:
-    from olmes.tasks import TASKS
-
     values = [value(scores.get(model, task)) for task in TASKS]
     return None if any(v is None for v in values) else float(np.mean(values))
 
@@ -516,8 +505,6 @@ def _compared_norms(summaries: list[dict]) -> list[str]:
 
 
 def table3(scores: Scores) -> Table:
-    from olmes.tasks import TASKS
-
     wins_rows = {norm: [norm] for norm in NORMALIZATIONS}
     extra_rows = {"OLMES choice": ["OLMES choice"], "Diff oracle": ["Diff oracle"], "Models": ["Models"]}
     records = []
@@ -545,7 +532,7 @@ def table3(scores: Scores) -> Table:
         f"{PARTIAL_MARK}; their accuracies are over the instances they scored."
     )
     header = ["Normalization"] + [task_name(task) for task in scores.tasks]
-    short = ["Normalization"] + [LATEX_TASK_LABELS.get(task, task) for task in scores.tasks]
+    short = ["Normalization"] + [task_short_name(task) for task in scores.tasks]
     groups = [(None, list(wins_rows.values())), (None, list(extra_rows.values()))]
     return Table(
         "table3_normalizations",

@@ -31,7 +31,7 @@ def test_sampled_tasks_keep_the_sampled_order(task_key: str, first_native_ids: l
 
 
 def test_hellaswag_sample_positions_match_spec() -> None:
-    """SPEC's first picks are split positions; HellaSwag's native id is its ``ind`` field."""
+    """The first picks of docs/standard.md section 1 are split positions; HellaSwag's native id is ``ind``."""
     from olmes.data import raw_rows
 
     task = get_task("hellaswag")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -12,6 +13,7 @@ import pytest
 from olmes import scoring
 from olmes.cli import main
 from olmes.errors import OlmesError
+from olmes.tasks import TASKS
 
 
 def instance_rows(task, formulation, index, continuations, sums, label, *, tokens=None, uncond=None, **extra):
@@ -149,7 +151,8 @@ def test_instances_with_different_numbers_of_choices(tmp_path):
 
 
 def test_dagger_when_mcf_is_strictly_better(tmp_path, monkeypatch):
-    monkeypatch.setitem(scoring.STANDARD_INSTANCE_COUNTS, "hellaswag", 4)  # a complete run of 4
+    complete_run_of_4 = dataclasses.replace(TASKS["hellaswag"], split_size=4)
+    monkeypatch.setitem(TASKS, "hellaswag", complete_run_of_4)
     cf, labels = [], [0, 1, 2, 3]
     for index, label in enumerate(labels):  # CF right on the first two instances only
         sums = [-4.0] * 4

@@ -11,6 +11,7 @@ missing. Screenshots go to ``artifacts/screenshots/`` (or ``$OLMES_SCREENSHOT_DI
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import http.server
 import json
@@ -25,7 +26,6 @@ import pandas as pd
 import pytest
 
 import olmes.requests as requests_module
-from olmes import scoring
 from olmes.cli import main
 from olmes.errors import OlmesError
 from olmes.site.inputs import mcf_parts
@@ -158,8 +158,8 @@ def built(tmp_path_factory):
                 rows = requests_module.build_requests(key, formulation)
                 requests[key, formulation] = rows
                 requests_module.write_jsonl(rows, req_dir / f"{key}.{formulation}.jsonl")
-        for key, count in counts.items():
-            patch.setitem(scoring.STANDARD_INSTANCE_COUNTS, key, count)
+        for key, count in counts.items():  # the made-up instances are each task's whole standard
+            patch.setitem(TASKS, key, dataclasses.replace(TASKS[key], split_size=count))
         plan = [
             ("alpha", list(TASKS), None),
             ("beta", list(TASKS), None),

@@ -4,7 +4,7 @@ Output columns, in request-file order: the request's identifying fields (``reque
 0-based line number, ``task``, ``formulation``, ``instance_index``, ``native_id`` as a string,
 ``choice``, ``label``, ``unconditional``, ``subject`` when the file has one) and ``sum_logprob``,
 ``num_tokens``, ``num_chars`` (characters of the continuation, leading space included) and
-``is_greedy``. The run record ``<output>.run.json`` says what produced them (see docs/logprobs.md).
+``is_greedy``. The run record ``<output>.run.json`` says what produced them (see docs/file-formats.md).
 """
 
 from __future__ import annotations

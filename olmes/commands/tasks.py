@@ -1,4 +1,4 @@
-"""``olmes tasks``: list the OLMES tasks and their facts (dataset, split, normalization)."""
+"""``olmes tasks``: list the OLMES tasks and their facts (dataset, split, instances, normalization)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import json
 from olmes.tasks import TASKS
 
 NAME = "tasks"
-HELP = "list the OLMES tasks with their dataset, split, recommended normalization and pmi rows"
+HELP = "list the OLMES tasks with their dataset, split, instances, recommended normalization and pmi rows"
+TABLE_COLUMNS = ("task", "dataset", "split", "instances", "cf_normalization", "pmi_rows")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,8 +21,12 @@ def run(args: argparse.Namespace) -> int:
         {
             "task": task.key,
             "name": task.display_name,
-            "dataset": task.hf_path + (f" ({task.hf_name})" if task.hf_name else ""),
+            "short_name": task.short_name,
+            "dataset": task.dataset,
             "split": task.split,
+            "split_size": task.split_size,
+            "instances": task.standard_count,
+            "subjects": len(task.subjects),
             "cf_normalization": task.recommended_norm,
             "pmi_rows": task.has_pmi,
         }
@@ -30,10 +35,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    header = ("task", "dataset", "split", "cf_normalization", "pmi_rows")
-    widths = [
-        max(len(str(row[h])) for row in rows + [dict(zip(header, header, strict=True))]) for h in header
-    ]
-    for row in [dict(zip(header, header, strict=True))] + rows:
-        print("  ".join(str(row[h]).ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
+    table = [dict(zip(TABLE_COLUMNS, TABLE_COLUMNS, strict=True)), *rows]
+    widths = [max(len(str(row[column])) for row in table) for column in TABLE_COLUMNS]
+    for row in table:
+        print("  ".join(str(row[c]).ljust(w) for c, w in zip(TABLE_COLUMNS, widths, strict=True)).rstrip())
     return 0

@@ -36,6 +36,7 @@ from olmes.scoring import MCF, NEAR_TIE_NATS, NORMALIZATION_FORMULAS, NORMALIZAT
 from olmes.site import charts
 from olmes.site.inputs import TableSet, TaskRequests, instance_view, load_requests, load_site_scores
 from olmes.tables import DAGGER, MISSING, PARTIAL_MARK, Scores
+from olmes.tasks import TASKS
 
 MARKER = ".olmes-site"
 STATIC_FILES = (
@@ -55,52 +56,6 @@ METHOD_LABELS = {
     "cf_pmi": "CF pmi",
     MCF: "MCF",
 }
-
-WHY_NORMALIZATION = {
-    "pmi": (
-        "The answers are often unusual, low-frequency phrases. A plain or length-normalized "
-        "log-probability mostly rewards answers that are likely on their own; pmi subtracts each "
-        'answer\'s log-probability after the bare context "Answer:", so what is left is how much the '
-        "question raises it. In the OLMES experiments pmi gave the best accuracy on this task."
-    ),
-    "char": (
-        "The answers are ordinary text of different lengths. A plain sum of log-probabilities "
-        "penalizes every extra token; dividing by the number of characters (the leading space "
-        "included) removes that bias without depending on the tokenizer. In the OLMES experiments "
-        "this per-character normalization was the best or as good as the best on this task."
-    ),
-    "none": {
-        "boolq": (
-            'The two answers are " yes" and " no": the same length in characters and a single token '
-            "each, so every length normalization ranks them like the plain sum. OLMES uses the plain "
-            "sum of log-probabilities."
-        ),
-        "winogrande": (
-            "Both options score the very same continuation (the rest of the sentence) after two "
-            "different contexts, so dividing by its length changes nothing and there is no answer "
-            "whose own frequency needs correcting. OLMES uses the plain sum of log-probabilities."
-        ),
-        None: "The choices' continuations are of equal length, so the plain sum is used.",
-    },
-}
-
-SHORT_NAMES = {
-    "arc_challenge": "ARC-C",
-    "arc_easy": "ARC-E",
-    "boolq": "BoolQ",
-    "csqa": "CSQA",
-    "hellaswag": "HSwag",
-    "mmlu": "MMLU",
-    "openbookqa": "OBQA",
-    "piqa": "PIQA",
-    "socialiqa": "SIQA",
-    "winogrande": "WinoG",
-}
-"""Column heads of the leaderboard, as in the paper's tables (the full name is the tooltip)."""
-
-SAMPLING_NOTE = "1000 sampled with random.Random(1234).sample, in sampled order"
-SPLIT_SIZES = {"arc_easy": 2376, "boolq": 3270, "hellaswag": 10042, "piqa": 1838, "socialiqa": 1954}
-
 
 # -- small helpers ---------------------------------------------------------------------------------
 
@@ -210,8 +165,6 @@ class SiteData:
     """Everything the templates need, computed once from scores, tables and requests."""
 
     def __init__(self, scores: Scores, tables: TableSet, requests: dict[tuple[str, str], TaskRequests]):
-        from olmes.tasks import TASKS
-
         self.scores, self.tables, self.requests = scores, tables, requests
         self.task_specs = TASKS
         self.tasks = list(scores.tasks)
@@ -402,30 +355,16 @@ class SiteData:
 
     def task_facts(self, task: str) -> dict:
         spec = self.task_specs[task]
-        why = WHY_NORMALIZATION[spec.recommended_norm]
-        if isinstance(why, dict):
-            why = why.get(task, why[None])
-        from olmes.scoring import STANDARD_INSTANCE_COUNTS
-
-        full = STANDARD_INSTANCE_COUNTS.get(task)
-        if task == "mmlu":
-            instances = (
-                f"all {full} test questions of 57 subjects; the score is the macro-average over subjects"
-            )
-        elif task in SPLIT_SIZES:
-            instances = f"{full} of {SPLIT_SIZES[task]} ({SAMPLING_NOTE})"
-        else:
-            instances = f"all {full}"
         return {
             "key": task,
             "name": spec.display_name,
-            "short": SHORT_NAMES.get(task, spec.display_name),
-            "dataset": spec.hf_path + (f" ({spec.hf_name})" if spec.hf_name else ""),
+            "short": spec.short_name,
+            "dataset": spec.dataset,
             "split": spec.split,
-            "instances": instances,
+            "instances": spec.instances_note,
             "norm": spec.recommended_norm,
             "norm_formula": NORMALIZATION_FORMULAS[spec.recommended_norm],
-            "why": why,
+            "why": spec.why_norm,
             "has_pmi": spec.has_pmi,
         }
 
@@ -744,8 +683,18 @@ def environment():
         METHOD_LABELS=METHOD_LABELS,
         NORMALIZATION_FORMULAS=NORMALIZATION_FORMULAS,
         NEAR_TIE_NATS=NEAR_TIE_NATS,
+        TASKS=TASKS,
+        tasks_by_norm=_tasks_by_norm(),
     )
     return env
+
+
+def _tasks_by_norm() -> dict[str, list[str]]:
+    """Display names of the registry's tasks per recommended normalization (the methods page)."""
+    groups: dict[str, list[str]] = {}
+    for task in TASKS.values():
+        groups.setdefault(task.recommended_norm, []).append(task.display_name)
+    return groups
 
 
 def build_site(

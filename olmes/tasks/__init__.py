@@ -1,30 +1,31 @@
-"""The registry of the 10 OLMES tasks: one place for each task's dataset, split and normalization.
+"""The registry of the OLMES tasks: each task is one record (:class:`Task`) holding all its facts.
 
-To point a task at another copy of its dataset, change ``hf_path``/``hf_name`` of its class (or
-set ``OLMES_HF_DATASETS_DIR`` for local copies of the hub repositories).
+Requests, scoring, tables, the site and the workflow's config check all read the facts from here.
+To add a task: make a record (a value of an existing template class, or of a new one in a new
+module), list it in ``TASKS`` and give it 5 curated shots in ``fewshot.json``. To point a task at
+another copy of its dataset, change its ``hf_path``/``hf_name`` (or set ``OLMES_HF_DATASETS_DIR``
+for local copies of the hub repositories).
 """
 
 from __future__ import annotations
 
 from olmes.errors import OlmesError
 from olmes.tasks.base import Instance, Task
-from olmes.tasks.boolq import BoolQ
-from olmes.tasks.hellaswag import HellaSwag
-from olmes.tasks.mmlu import Mmlu
-from olmes.tasks.piqa import Piqa
-from olmes.tasks.question_answer import ArcChallenge, ArcEasy, CommonsenseQA, OpenBookQA
-from olmes.tasks.socialiqa import SocialIQa
-from olmes.tasks.winogrande import WinoGrande
+from olmes.tasks.boolq import BOOLQ
+from olmes.tasks.hellaswag import HELLASWAG
+from olmes.tasks.mmlu import MMLU
+from olmes.tasks.piqa import PIQA
+from olmes.tasks.question_answer import ARC_CHALLENGE, ARC_EASY, CSQA, OPENBOOKQA
+from olmes.tasks.socialiqa import SOCIALIQA
+from olmes.tasks.winogrande import WINOGRANDE
 
 TASKS: dict[str, Task] = {
     task.key: task
     for task in (
-        ArcChallenge(), ArcEasy(), BoolQ(), CommonsenseQA(), HellaSwag(),
-        Mmlu(), OpenBookQA(), Piqa(), SocialIQa(), WinoGrande(),
+        ARC_CHALLENGE, ARC_EASY, BOOLQ, CSQA, HELLASWAG, MMLU, OPENBOOKQA, PIQA, SOCIALIQA, WINOGRANDE,
     )
 }  # fmt: skip
 
-NORMALIZATIONS = ("none", "token", "char", "pmi")
 FORMULATIONS = ("cf", "mcf")
 
 
@@ -36,4 +37,4 @@ def get_task(key: str) -> Task:
         raise OlmesError(f"unknown task {key!r}; known tasks: {', '.join(TASKS)}") from None
 
 
-__all__ = ["FORMULATIONS", "NORMALIZATIONS", "TASKS", "Instance", "Task", "get_task"]
+__all__ = ["FORMULATIONS", "TASKS", "Instance", "Task", "get_task"]

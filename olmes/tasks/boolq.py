@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from olmes import prompts
+from olmes.errors import OlmesError
 from olmes.tasks.base import BundleDump, Instance, Task
 
 _ANSWERS = ("yes", "no")
 
 
-class BoolQ(Task):
-    key = "boolq"
-    display_name = "BoolQ"
-    hf_path = "aps/super_glue"
-    hf_name = "boolq"
-    split = "validation"
-    recommended_norm = "none"
-    has_pmi = False
-    # The bundle's raw copy of BoolQ lacks passage titles; the titled passages are in the dump docs.
-    bundle = BundleDump("boolq", "val_rc_5shot")
-    raw_companion = "boolq/none/validation"
+@dataclass(frozen=True, kw_only=True, eq=False)
+class YesNoPassage(Task):
+    """A passage and a yes/no question; gold 0 ("yes") iff the answer is True."""
 
     def standardize(self, row: dict[str, Any], index: int) -> Instance:
         # super_glue's label is 1 for True; the curated shots carry a boolean ``answer`` instead.
@@ -33,9 +27,13 @@ class BoolQ(Task):
         )
 
     def bundle_row_from_doc(self, doc: dict[str, Any], raw: dict[str, Any] | None) -> dict[str, Any]:
-        assert raw is not None, "BoolQ needs the bundle's raw split for its questions"
-        tail = "\nQuestion: " + raw["question"] + "?\nAnswer:"
-        assert doc["query"].endswith(tail), (doc["query"][-200:], tail)
+        if raw is None:
+            raise OlmesError(
+                f"{self.key}: the bundle's raw split {self.raw_companion} is needed for questions"
+            )
+        tail = "\nQuestion: " + raw["question"] + "?" + prompts.ANSWER_SUFFIX
+        if not doc["query"].endswith(tail):
+            raise OlmesError(f"{self.key}: reference dump doc {doc['idx']} does not end in its question")
         return {
             "question": raw["question"],
             "passage": doc["query"][: -len(tail)],
@@ -47,7 +45,28 @@ class BoolQ(Task):
         return instance.fields["passage"] + "\nQuestion: " + instance.fields["question"] + "?"
 
     def cf_query(self, instance: Instance) -> str:
-        return self._stem(instance) + "\nAnswer:"
+        return self._stem(instance) + prompts.ANSWER_SUFFIX
 
     def mcf_query(self, instance: Instance) -> str:
-        return self._stem(instance) + prompts.choice_lines(instance.choices) + "\nAnswer:"
+        return self._stem(instance) + prompts.choice_lines(instance.choices) + prompts.ANSWER_SUFFIX
+
+
+BOOLQ = YesNoPassage(
+    key="boolq",
+    display_name="BoolQ",
+    short_name="BoolQ",
+    hf_path="aps/super_glue",
+    hf_name="boolq",
+    split="validation",
+    split_size=3270,
+    recommended_norm="none",
+    why_norm=(
+        'The two answers are " yes" and " no": the same length in characters and a single token '
+        "each, so every length normalization ranks them like the plain sum. OLMES uses the plain "
+        "sum of log-probabilities."
+    ),
+    has_pmi=False,
+    # The bundle's raw copy of BoolQ lacks passage titles; the titled passages are in the dump docs.
+    bundle=BundleDump("boolq", "val_rc_5shot"),
+    raw_companion="boolq/none/validation",
+)

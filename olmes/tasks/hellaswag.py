@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from olmes import prompts
-from olmes.tasks.base import BundleArrow, Instance, Task
+from olmes.tasks.base import WHY_CHAR, BundleArrow, Instance, Task
 
 
 def preprocess(text: str) -> str:
@@ -17,15 +18,9 @@ def preprocess(text: str) -> str:
     return text.replace("  ", " ")
 
 
-class HellaSwag(Task):
-    key = "hellaswag"
-    display_name = "HellaSwag"
-    hf_path = "Rowan/hellaswag"
-    hf_name = None
-    split = "validation"
-    recommended_norm = "char"
-    has_pmi = True
-    bundle = BundleArrow("hellaswag/none/validation")
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Completion(Task):
+    """An activity context to be continued by one of four endings."""
 
     def standardize(self, row: dict[str, Any], index: int) -> Instance:
         context = row["activity_label"] + ": " + row["ctx_a"] + " " + row["ctx_b"].capitalize()
@@ -47,5 +42,20 @@ class HellaSwag(Task):
             + separator
             + "\nChoose the best continuation:"
             + prompts.choice_lines(endings)
-            + "\nAnswer:"
+            + prompts.ANSWER_SUFFIX
         )
+
+
+HELLASWAG = Completion(
+    key="hellaswag",
+    display_name="HellaSwag",
+    short_name="HSwag",
+    hf_path="Rowan/hellaswag",
+    hf_name=None,
+    split="validation",
+    split_size=10042,
+    recommended_norm="char",
+    why_norm=WHY_CHAR,
+    has_pmi=True,
+    bundle=BundleArrow("hellaswag/none/validation"),
+)

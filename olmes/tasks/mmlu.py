@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from olmes import prompts
-from olmes.tasks.base import BundleArrow, Instance, Task
+from olmes.tasks.base import WHY_CHAR, BundleArrow, Instance, Task
 
 SUBJECTS = (
     "abstract_algebra", "anatomy", "astronomy", "business_ethics", "clinical_knowledge",
@@ -25,17 +26,9 @@ SUBJECTS = (
 )  # fmt: skip
 
 
-class Mmlu(Task):
-    key = "mmlu"
-    display_name = "MMLU"
-    hf_path = "cais/mmlu"
-    hf_name = None  # one hub config per subject
-    split = "test"
-    fewshot_split = "dev"
-    subjects = SUBJECTS
-    recommended_norm = "char"
-    has_pmi = False
-    bundle = BundleArrow("hails/mmlu_no_train/{subject}/{split}")
+@dataclass(frozen=True, kw_only=True, eq=False)
+class SubjectQuestions(Task):
+    """Questions grouped in subjects, each subject with an instruction line and its own dev shots."""
 
     def standardize(self, row: dict[str, Any], index: int) -> Instance:
         """``index`` is the row's position within its subject's split: MMLU rows have no id."""
@@ -55,7 +48,24 @@ class Mmlu(Task):
         return "Question: " + instance.fields["question"].strip()
 
     def cf_query(self, instance: Instance) -> str:
-        return self._question(instance) + "\nAnswer:"
+        return self._question(instance) + prompts.ANSWER_SUFFIX
 
     def mcf_query(self, instance: Instance) -> str:
-        return self._question(instance) + prompts.choice_lines(instance.choices) + "\nAnswer:"
+        return self._question(instance) + prompts.choice_lines(instance.choices) + prompts.ANSWER_SUFFIX
+
+
+MMLU = SubjectQuestions(
+    key="mmlu",
+    display_name="MMLU",
+    short_name="MMLU",
+    hf_path="cais/mmlu",
+    hf_name=None,  # one hub config per subject
+    split="test",
+    split_size=14042,
+    fewshot_split="dev",
+    subjects=SUBJECTS,
+    recommended_norm="char",
+    why_norm=WHY_CHAR,
+    has_pmi=False,
+    bundle=BundleArrow("hails/mmlu_no_train/{subject}/{split}"),
+)

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from olmes import prompts
-from olmes.tasks.base import BundleArrow, Instance, Task
+from olmes.tasks.base import WHY_CHAR, BundleArrow, Instance, Task
 
 
-class Piqa(Task):
-    key = "piqa"
-    display_name = "PIQA"
-    hf_path = "ybisk/piqa"
-    hf_name = None
-    split = "validation"
-    recommended_norm = "char"
-    has_pmi = True
-    bundle = BundleArrow("piqa/plain_text/validation")
+@dataclass(frozen=True, kw_only=True, eq=False)
+class GoalSolutions(Task):
+    """A goal and two candidate solutions (kept unstripped, as the reference does)."""
 
     def standardize(self, row: dict[str, Any], index: int) -> Instance:
         return Instance(
@@ -27,7 +22,27 @@ class Piqa(Task):
         )
 
     def cf_query(self, instance: Instance) -> str:
-        return "Goal: " + instance.fields["goal"] + "\nAnswer:"
+        return "Goal: " + instance.fields["goal"] + prompts.ANSWER_SUFFIX
 
     def mcf_query(self, instance: Instance) -> str:
-        return "Goal: " + instance.fields["goal"] + prompts.choice_lines(instance.choices) + "\nAnswer:"
+        return (
+            "Goal: "
+            + instance.fields["goal"]
+            + prompts.choice_lines(instance.choices)
+            + prompts.ANSWER_SUFFIX
+        )
+
+
+PIQA = GoalSolutions(
+    key="piqa",
+    display_name="PIQA",
+    short_name="PIQA",
+    hf_path="ybisk/piqa",
+    hf_name=None,
+    split="validation",
+    split_size=1838,
+    recommended_norm="char",
+    why_norm=WHY_CHAR,
+    has_pmi=True,
+    bundle=BundleArrow("piqa/plain_text/validation"),
+)

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from olmes import prompts
-from olmes.tasks.base import BundleArrow, Instance, Task
+from olmes.tasks.base import WHY_CHAR, BundleArrow, Instance, Task
 
 
-class SocialIQa(Task):
-    key = "socialiqa"
-    display_name = "Social IQa"
-    hf_path = "allenai/social_i_qa"
-    hf_name = None
-    split = "validation"
-    recommended_norm = "char"
-    has_pmi = True
-    bundle = BundleArrow("social_i_qa/none/validation")
+@dataclass(frozen=True, kw_only=True, eq=False)
+class SituationQuestion(Task):
+    """A situation and a question about it; the dataset's labels "1".."3" become positions 0..2."""
 
     def standardize(self, row: dict[str, Any], index: int) -> Instance:
         return Instance(
@@ -30,7 +25,22 @@ class SocialIQa(Task):
         return "Question: " + instance.fields["context"] + " " + instance.fields["question"]
 
     def cf_query(self, instance: Instance) -> str:
-        return self._stem(instance) + "\nAnswer:"
+        return self._stem(instance) + prompts.ANSWER_SUFFIX
 
     def mcf_query(self, instance: Instance) -> str:
-        return self._stem(instance) + prompts.choice_lines(instance.choices) + "\nAnswer:"
+        return self._stem(instance) + prompts.choice_lines(instance.choices) + prompts.ANSWER_SUFFIX
+
+
+SOCIALIQA = SituationQuestion(
+    key="socialiqa",
+    display_name="Social IQa",
+    short_name="SIQA",
+    hf_path="allenai/social_i_qa",
+    hf_name=None,
+    split="validation",
+    split_size=1954,
+    recommended_norm="char",
+    why_norm=WHY_CHAR,
+    has_pmi=True,
+    bundle=BundleArrow("social_i_qa/none/validation"),
+)

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from olmes import prompts
 from olmes.tasks.base import BundleArrow, Instance, Task
 
 
-class WinoGrande(Task):
-    key = "winogrande"
-    display_name = "WinoGrande"
-    hf_path = "allenai/winogrande"
-    hf_name = "winogrande_xl"
-    split = "validation"
-    recommended_norm = "none"
-    has_pmi = False
-    bundle = BundleArrow("winogrande/winogrande_xl/validation")
+@dataclass(frozen=True, kw_only=True, eq=False)
+class FillBlank(Task):
+    """A sentence with one ``_`` and two options for it."""
 
     def standardize(self, row: dict[str, Any], index: int) -> Instance:
         return Instance(
@@ -25,6 +20,9 @@ class WinoGrande(Task):
             gold=int(row["answer"]) - 1,
             fields={"sentence": row["sentence"]},
         )
+
+    def question(self, instance: Instance) -> str:
+        return instance.fields["sentence"]
 
     def cf_queries(self, instance: Instance) -> list[str]:
         sentence = instance.fields["sentence"]
@@ -38,4 +36,25 @@ class WinoGrande(Task):
 
     def mcf_query(self, instance: Instance) -> str:
         sentence = instance.fields["sentence"].replace("_", "___")
-        return "Fill in the blank: " + sentence + prompts.choice_lines(instance.choices) + "\nAnswer:"
+        return (
+            "Fill in the blank: " + sentence + prompts.choice_lines(instance.choices) + prompts.ANSWER_SUFFIX
+        )
+
+
+WINOGRANDE = FillBlank(
+    key="winogrande",
+    display_name="WinoGrande",
+    short_name="WinoG",
+    hf_path="allenai/winogrande",
+    hf_name="winogrande_xl",
+    split="validation",
+    split_size=1267,
+    recommended_norm="none",
+    why_norm=(
+        "Both options score the very same continuation (the rest of the sentence) after two "
+        "different contexts, so dividing by its length changes nothing and there is no answer "
+        "whose own frequency needs correcting. OLMES uses the plain sum of log-probabilities."
+    ),
+    has_pmi=False,
+    bundle=BundleArrow("winogrande/winogrande_xl/validation"),
+)
