@@ -15,6 +15,7 @@ include: "workflow/rules/site.smk"
 # On a cluster only the log-prob jobs are submitted; the light ones run where snakemake runs.
 localrules:
     requests,
+    instances,
     models_file,
     score,
     tables,
@@ -24,5 +25,5 @@ localrules:
 rule all:
     default_target: True
     input:
-        SITE_INDEX,
-        TABLES_DONE,
+        rules.site.output,
+        rules.tables.output,

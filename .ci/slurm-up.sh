@@ -84,7 +84,7 @@ KillWait=5
 Waittime=0
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$memory Gres=gpu:$GPU_MODEL:1 State=UNKNOWN
 PartitionName=$PARTITION Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
-# Without File= the gres registers 0 GPUs and the node goes INVAL (SLURM-NOTES.md, pitfall 2).
+# Without File= the gres registers 0 GPUs and the node goes INVAL (workflow/profiles/slurm/README.md, pitfall 10).
 gres_conf="NodeName=$host Name=gpu Type=$GPU_MODEL File=/dev/null"
 
 if command -v sinfo >/dev/null && running "$RUN/slurmctld.pid" && node_idle; then
@@ -95,7 +95,7 @@ if command -v sinfo >/dev/null && running "$RUN/slurmctld.pid" && node_idle; the
   bash "$(dirname "$0")/slurm-down.sh"
 fi
 
-# 2. Packages (lean set: the slurm-wlm metapackage would pull ~40 -dev plugin packages).
+# 2. Packages (lean set: the slurm-wlm metapackage would pull ~40 -dev plugin packages; pitfall 13).
 packages=(munge slurmctld slurmd slurm-client slurmdbd mariadb-server)
 missing=()
 for package in "${packages[@]}"; do
@@ -132,12 +132,12 @@ mariadb -e "CREATE DATABASE IF NOT EXISTS slurm_acct_db;
 
 install -d -m 755 /etc/slurm
 printf '%s\n' "$slurmdbd_conf" >/etc/slurm/slurmdbd.conf
-chmod 600 /etc/slurm/slurmdbd.conf      # slurmdbd refuses a readable password file
+chmod 600 /etc/slurm/slurmdbd.conf      # slurmdbd refuses a readable password file (pitfall 14)
 printf '%s\n' "$slurm_conf" >/etc/slurm/slurm.conf
 printf '%s\n' "$gres_conf" >/etc/slurm/gres.conf
 
 # 5. slurmdbd, then the cluster/account/user associations, then the controller and the node daemon
-#    (slurmctld must start after slurmdbd is up: SLURM-NOTES.md, pitfall 6).
+#    (slurmctld must start after slurmdbd is up: workflow/profiles/slurm/README.md, pitfall 11).
 if ! running "$RUN/slurmdbd.pid"; then
   slurmdbd || fail "slurmdbd did not start"
 fi

@@ -1,4 +1,5 @@
-"""Standardized instances -> request rows (context, continuation) for CF, its pmi rows, and MCF.
+"""Standardized instances -> request rows (context, continuation) for CF, its pmi rows, and MCF,
+and the instance rows (question, choices, gold) that readers of the results see.
 
 Row order follows the reference dumps: every conditional row by instance then choice, then (CF
 with pmi) every unconditional row by instance then choice.
@@ -32,11 +33,38 @@ def build_requests(
 ) -> list[dict[str, Any]]:
     """All request rows of a task and formulation. ``pmi_everywhere`` adds pmi rows to every CF task."""
     task = get_task(task) if isinstance(task, str) else task
-    if formulation not in FORMULATIONS:
-        raise OlmesError(f"unknown formulation {formulation!r}; choose one of: {', '.join(FORMULATIONS)}")
+    return requests_of(task, formulation, task_instances(task, limit, source), source, pmi_everywhere)
+
+
+def task_instances(task: Task, limit: int | None = None, source: str = "bundle") -> list[Instance]:
+    """The standardized instances a task's requests are built from (the first ``limit``)."""
     if limit is not None and limit <= 0:
         raise OlmesError(f"--limit must be a positive number of instances, got {limit}")
-    instances = load_instances(task, source, limit)
+    return load_instances(task, source, limit)
+
+
+def instance_rows(task: Task, instances: list[Instance]) -> list[dict[str, Any]]:
+    """What a reader sees of each instance: its question, the choice texts and the gold choice."""
+    rows = []
+    for index, instance in enumerate(instances):
+        row = {"task": task.key, "instance_index": index, "native_id": instance.native_id}
+        if instance.subject is not None:
+            row["subject"] = instance.subject
+        row.update(question=task.question(instance), choices=list(instance.choices), gold=instance.gold)
+        rows.append(row)
+    return rows
+
+
+def requests_of(
+    task: Task,
+    formulation: str,
+    instances: list[Instance],
+    source: str = "bundle",
+    pmi_everywhere: bool = False,
+) -> list[dict[str, Any]]:
+    """The request rows of ``instances`` (from :func:`task_instances`) in one formulation."""
+    if formulation not in FORMULATIONS:
+        raise OlmesError(f"unknown formulation {formulation!r}; choose one of: {', '.join(FORMULATIONS)}")
     shots = _ShotCache(task, source)
     rows: list[dict[str, Any]] = []
     for index, instance in enumerate(instances):

@@ -59,6 +59,7 @@ def test_cli_writes_documented_fields(tmp_path) -> None:
         (["requests", "piqa", "--formulation", "xx"], "invalid choice: 'xx'"),
         (["requests", "piqa", "--formulation", "cf", "--limit", "0"], "must be a positive number"),
         (["requests", "piqa", "--formulation", "cf", "--limit", "-3"], "must be a positive number"),
+        (["requests", "piqa"], "--output and --formulation go together"),
     ],
 )
 def test_cli_errors_are_one_line_and_non_zero(tmp_path, argv: list[str], message: str) -> None:
@@ -68,6 +69,20 @@ def test_cli_errors_are_one_line_and_non_zero(tmp_path, argv: list[str], message
     assert message in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_cli_writes_instances_with_the_requests(tmp_path) -> None:
+    requests, instances = tmp_path / "req.jsonl", tmp_path / "inst.jsonl"
+    argv = ["requests", "winogrande", "--formulation", "mcf", "--limit", "2"]
+    assert main([*argv, "--output", str(requests), "--instances", str(instances)]) == 0
+    rows, shown = read_jsonl(requests), read_jsonl(instances)
+    assert [row["instance_index"] for row in shown] == [0, 1]
+    assert [row["gold"] for row in shown] == [rows[0]["label"], rows[2]["label"]]
+    assert shown[0]["question"].count("_") == 1 and len(shown[0]["choices"]) == 2
+    assert f"\n A. {shown[0]['choices'][0]}\n B. {shown[0]['choices'][1]}\nAnswer:" in rows[0]["context"]
+    assert main(["requests", "mmlu", "--limit", "1", "--instances", str(instances)]) == 0
+    assert read_jsonl(instances)[0]["subject"] == "abstract_algebra"
+    assert main(["requests", "piqa", "--limit", "1"]) == 2  # nothing to write
 
 
 def test_tasks_command_lists_all_ten(capsys) -> None:

@@ -28,7 +28,6 @@ import pytest
 import olmes.requests as requests_module
 from olmes.cli import main
 from olmes.errors import OlmesError
-from olmes.site.inputs import mcf_parts
 from olmes.tasks import TASKS, Instance
 from olmes.tasks.base import curated_fewshot
 
@@ -158,6 +157,8 @@ def built(tmp_path_factory):
                 rows = requests_module.build_requests(key, formulation)
                 requests[key, formulation] = rows
                 requests_module.write_jsonl(rows, req_dir / f"{key}.{formulation}.jsonl")
+            instance_rows = requests_module.instance_rows(task, _instances(task))
+            requests_module.write_jsonl(instance_rows, req_dir / f"{key}.instances.jsonl")
         for key, count in counts.items():  # the made-up instances are each task's whole standard
             patch.setitem(TASKS, key, dataclasses.replace(TASKS[key], split_size=count))
         plan = [
@@ -311,20 +312,13 @@ def test_instance_browser_data_matches_requests(built):
     task = TASKS["winogrande"]
     first = _instances(task)[0]
     assert data["instances"][0]["c"] == list(first.choices)  # the options, not the shared continuation
-    assert "___" in data["instances"][0]["q"]
+    assert data["instances"][0]["q"] == first.fields["sentence"] and "_" in first.fields["sentence"]
+    assert data["instances"][0]["g"] == first.gold
     assert set(data["predictions"]) == {"alpha", "beta"}
     mmlu = (built["site"] / "tasks/mmlu.data.js").read_text(encoding="utf-8")
     mmlu = json.loads(mmlu.removeprefix("window.OLMES_TASK_DATA = ").rstrip().rstrip(";"))
     assert mmlu["instances"][0]["q"] == "Question: Question 0 about astronomy?"
     assert mmlu["instances"][0]["s"] == "astronomy"
-
-
-def test_mcf_parts():
-    tricky = "Question: Pick\n A. not a line\nreally?\n A. one\n B. two\nAnswer:"  # lines found from the end
-    assert mcf_parts(tricky, 2) == ("Question: Pick\n A. not a line\nreally?", ["one", "two"])
-    assert mcf_parts(tricky, 3) is None
-    assert mcf_parts("Question: Why?\n A. x\n B. y\nAnswer:", 2) == ("Question: Why?", ["x", "y"])
-    assert mcf_parts("no lines", 2) is None
 
 
 def test_rebuild_replaces_and_refuses_foreign_folder(built, tmp_path):

@@ -4,7 +4,7 @@ Needs the one-node CI cluster of ``.ci/slurm-up.sh`` (slurmctld, slurmd, slurmdb
 fake GPU as gres ``gpu``); skipped with the reason when it is not up. ``.ci/run`` starts it and sets
 ``OLMES_SLURM_UP=1``, which turns a missing cluster into a failure instead of a skip.
 
-One scenario, run once per module, on two tiny models and two tasks (README, "Running on SLURM"):
+One scenario, run once per module, on two tiny models and two tasks (workflow/profiles/slurm/README.md):
 
 1. run A: the whole workflow with the slurm profile (overlaid with workflow/profiles/slurm-ci);
    as soon as the first log-prob cache chunk exists, the running log-prob cluster job is cancelled
@@ -94,7 +94,7 @@ def test_ci_overlay_keeps_the_real_profile_and_fills_its_placeholders() -> None:
     assert logprobs["gpu"] == base["set-resources"]["logprobs"]["gpu"] == 1
     assert logprobs["runtime"] == base["set-resources"]["logprobs"]["runtime"]
     assert merged["default-resources"]["runtime"] == base["default-resources"]["runtime"]
-    # the fixes the README asks every site to keep (wherever they live: profile or overlay)
+    # the fixes workflow/profiles/slurm/README.md asks every site to keep (in the profile or an overlay)
     assert "gpu=1" in merged["resources"] and "gpu=local" in merged["set-resource-scopes"]
     assert merged["slurm-status-command"] == "squeue"
 

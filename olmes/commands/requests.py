@@ -1,4 +1,4 @@
-"""``olmes requests``: write a task's OLMES requests (CF or MCF) as JSON lines."""
+"""``olmes requests``: write a task's OLMES requests (CF or MCF) and/or its instances as JSON lines."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import sys
 
 from olmes.argtypes import positive_int
 from olmes.data import SOURCES
-from olmes.requests import build_requests, write_jsonl
-from olmes.tasks import FORMULATIONS
+from olmes.errors import OlmesError
+from olmes.requests import instance_rows, requests_of, task_instances, write_jsonl
+from olmes.tasks import FORMULATIONS, get_task
 
 NAME = "requests"
 HELP = "write the standard's requests of one task and formulation as JSONL"
@@ -16,7 +17,7 @@ HELP = "write the standard's requests of one task and formulation as JSONL"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task", help="task key (see `olmes tasks`)")
-    parser.add_argument("--formulation", required=True, choices=FORMULATIONS)
+    parser.add_argument("--formulation", choices=FORMULATIONS, help="the formulation of --output")
     parser.add_argument("--limit", type=positive_int, help="keep the first N standardized instances")
     parser.add_argument("--source", choices=SOURCES, default="bundle", help="where data comes from")
     parser.add_argument(
@@ -24,15 +25,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="add unconditional (pmi) rows to CF even for tasks whose reference has none",
     )
-    parser.add_argument("--output", required=True, help="JSONL file to write")
+    parser.add_argument("--output", help="request file (JSONL) to write; needs --formulation")
+    parser.add_argument("--instances", help="instance file (JSONL: question, choices, gold) to write")
 
 
 def run(args: argparse.Namespace) -> int:
-    rows = build_requests(args.task, args.formulation, args.limit, args.source, args.pmi_everywhere)
-    write_jsonl(rows, args.output)
-    instances = len({row["instance_index"] for row in rows})
-    print(
-        f"{args.task} {args.formulation}: {len(rows)} requests for {instances} instances -> {args.output}",
-        file=sys.stderr,
-    )
+    if args.output is None and args.instances is None:
+        raise OlmesError("olmes requests needs --output (with --formulation) and/or --instances")
+    if (args.output is None) != (args.formulation is None):
+        raise OlmesError("--output and --formulation go together")
+    task = get_task(args.task)
+    instances = task_instances(task, args.limit, args.source)
+    if args.output is not None:
+        rows = requests_of(task, args.formulation, instances, args.source, args.pmi_everywhere)
+        write_jsonl(rows, args.output)
+        counts = f"{len(rows)} requests for {len(instances)} instances"
+        print(f"{args.task} {args.formulation}: {counts} -> {args.output}", file=sys.stderr)
+    if args.instances is not None:
+        write_jsonl(instance_rows(task, instances), args.instances)
+        print(f"{args.task}: {len(instances)} instances -> {args.instances}", file=sys.stderr)
     return 0

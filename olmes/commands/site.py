@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--requests",
         nargs="*",
         default=[],
-        help="request JSONL files of olmes requests, or directories to search (prompts, instance text)",
+        help="request and instance JSONL files of olmes requests, or directories holding them",
     )
     parser.add_argument(
         "--models", type=Path, help="models file (YAML/JSON): display names, order, checkpoint series"

@@ -34,7 +34,7 @@ from olmes.atomic import write_text_atomic
 from olmes.errors import OlmesError
 from olmes.scoring import MCF, NEAR_TIE_NATS, NORMALIZATION_FORMULAS, NORMALIZATIONS, cf_method
 from olmes.site import charts
-from olmes.site.inputs import TableSet, TaskRequests, instance_view, load_requests, load_site_scores
+from olmes.site.inputs import TableSet, TaskInstances, TaskRequests, load_requests, load_site_scores
 from olmes.tables import DAGGER, MISSING, PARTIAL_MARK, Scores
 from olmes.tasks import TASKS
 
@@ -164,8 +164,14 @@ class SiteModel:
 class SiteData:
     """Everything the templates need, computed once from scores, tables and requests."""
 
-    def __init__(self, scores: Scores, tables: TableSet, requests: dict[tuple[str, str], TaskRequests]):
-        self.scores, self.tables, self.requests = scores, tables, requests
+    def __init__(
+        self,
+        scores: Scores,
+        tables: TableSet,
+        requests: dict[tuple[str, str], TaskRequests],
+        instances: dict[str, TaskInstances],
+    ):
+        self.scores, self.tables, self.requests, self.instances = scores, tables, requests, instances
         self.task_specs = TASKS
         self.tasks = list(scores.tasks)
         taken: set[str] = set()
@@ -457,49 +463,40 @@ class SiteData:
 
     def browser_data(self, task: str) -> dict:
         """The instance browser's data: instances (question, choices, gold) and every prediction."""
-        cf, mcf = self.requests.get((task, "cf")), self.requests.get((task, "mcf"))
+        given = self.instances.get(task)
+        rows = given.rows if given is not None else {}
         frames = {}
         for model in self.models:
             if self.scores.get(model.name, task) is not None:
                 frames[model.name] = self.scores.predictions(model.name, task)
-        indices = set()
-        for requests in (cf, mcf):
-            if requests is not None:
-                indices |= set(requests.instances)
-        for frame in frames.values():
-            indices |= set(int(i) for i in frame["instance_index"].unique())
-        order = sorted(indices)
-        position = {index: pos for pos, index in enumerate(order)}
         known = {}
         for frame in frames.values():
-            first = frame.drop_duplicates("instance_index")
-            for row in first.itertuples(index=False):
+            for row in frame.drop_duplicates("instance_index").itertuples(index=False):
                 known.setdefault(int(row.instance_index), row)
+        order = sorted(set(rows) | set(known))
+        position = {index: pos for pos, index in enumerate(order)}
         instances = []
         for index in order:
-            cf_item = cf.instances.get(index) if cf else None
-            mcf_item = mcf.instances.get(index) if mcf else None
-            base = cf_item or mcf_item
-            scored = known.get(index)
-            if base is not None:
-                view = instance_view(cf_item, mcf_item)
-                gold, native, subject = base.label, base.native_id, base.subject
-                if scored is not None and int(scored.label) != gold:
+            row, scored = rows.get(index), known.get(index)
+            if row is not None:
+                if scored is not None and int(scored.label) != row["gold"]:
                     raise OlmesError(
-                        f"{base_path(cf_item, cf, mcf)}: instance {index} has gold {gold} but the scored "
-                        f"run has {int(scored.label)}; give the requests the run was made from"
+                        f"{given.path}: instance {index} has gold {row['gold']} but the scored run has "
+                        f"{int(scored.label)}; give the instances the run was made from"
                     )
+                item = {"i": index, "id": str(row["native_id"]), "q": row["question"], "c": row["choices"]}
+                item.update(g=row["gold"], s=row.get("subject"))
             else:
-                count = int(scored.num_choices)
-                view = {
-                    "question": "(no request file given for this task: text unavailable)",
-                    "choices": [f"choice {k + 1}" for k in range(count)],
+                item = {
+                    "i": index,
+                    "id": str(scored.native_id),
+                    "q": "(no instance file given for this task: text unavailable)",
+                    "c": [f"choice {k + 1}" for k in range(int(scored.num_choices))],
+                    "g": int(scored.label),
+                    "s": None if pd.isna(scored.subject) else str(scored.subject),
                 }
-                gold, native = int(scored.label), str(scored.native_id)
-                subject = None if pd.isna(scored.subject) else str(scored.subject)
-            item = {"i": index, "id": native, "q": view["question"], "c": view["choices"], "g": gold}
-            if subject:
-                item["s"] = subject
+            if not item["s"]:
+                del item["s"]
             instances.append(item)
         methods = self.task_methods(task)
         predictions, ties = {}, {}
@@ -657,10 +654,6 @@ class SiteData:
         return columns, rows, chart_rows
 
 
-def base_path(item, cf, mcf) -> Path:
-    return (cf if item is not None else mcf).path
-
-
 # -- rendering -------------------------------------------------------------------------------------
 
 
@@ -742,8 +735,8 @@ def _build_into(root: Path, scores_paths, tables_dir, request_paths, models_file
     )
     if tables_dir is not None:
         _copy_tables(Path(tables_dir), tables_out)
-    requests = load_requests(request_paths)
-    data = SiteData(scores, tables, requests)
+    requests, instances = load_requests(request_paths)
+    data = SiteData(scores, tables, requests, instances)
     env = environment()
     written: list[Path] = []
 

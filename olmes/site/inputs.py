@@ -6,9 +6,11 @@
   paired bootstrap; its ``index.json`` records the SHA-256 of every summary it was built from, and a
   folder built from other summaries is refused. Without a folder the site builds the tables itself
   with the same function ``olmes tables`` uses.
-- Request files (``olmes requests --output``, JSON lines) give the exact prompts and, for the
-  instance browser, each instance's question and choices. They are read as a stream and only the
-  query part of each context is kept (the shared few-shot prefix is stored once per task/subject).
+- Request files (``olmes requests --output``, JSON lines) give the exact prompts of each task's
+  first instance and the few-shot prefix shared by its contexts (read as a stream).
+- Instance files (``olmes requests --instances``) give the instance browser each instance's
+  question, choices and gold, as the task's template states them (nothing is parsed back out of
+  a prompt).
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,7 +39,6 @@ TABLE_KEYS = (
     "paired_bootstrap",
 )
 FIGURE_KEYS = ("figure1_checkpoints", "figure2_cf_vs_mcf")
-ANSWER_SUFFIX = "\nAnswer:"
 
 
 # -- scores and tables ------------------------------------------------------------------------------
@@ -131,33 +131,33 @@ def _read_json(path: Path):
         raise OlmesError(f"{path}: cannot read JSON ({error})") from error
 
 
-# -- requests ---------------------------------------------------------------------------------------
-
-
-@dataclass
-class RequestInstance:
-    index: int
-    native_id: str
-    label: int
-    subject: str | None
-    queries: list[str]  # per choice: the context without the shared few-shot prefix
-    continuations: list[str]
+# -- requests and instances -------------------------------------------------------------------------
 
 
 @dataclass
 class TaskRequests:
-    """One task x formulation's requests, reduced to what the site shows."""
+    """One task x formulation's requests, reduced to what the site shows: the first instance's rows
+    and the few-shot prefix (instruction + shots) of each subject (None for tasks without)."""
 
     task: str
     formulation: str
     path: Path
-    instances: dict[int, RequestInstance]
-    prefixes: dict[str | None, str]  # per subject (None for tasks without): instruction + shots
+    prefixes: dict[str | None, str]
     example: list[dict]  # every row (conditional and unconditional) of the first instance
+    num_instances: int
     unconditional: bool = False
 
     def prefix(self, subject: str | None) -> str:
         return self.prefixes.get(subject, "")
+
+
+@dataclass
+class TaskInstances:
+    """One task's instance file (``olmes requests --instances``): rows by instance index."""
+
+    task: str
+    path: Path
+    rows: dict[int, dict]
 
 
 def expand_request_paths(paths: list[str | Path]) -> list[Path]:
@@ -172,146 +172,106 @@ def expand_request_paths(paths: list[str | Path]) -> list[Path]:
     return found
 
 
-def _open_text(path: Path):
-    if path.name.endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
+def _is_instance_file(path: Path) -> bool:
+    return path.name.removesuffix(".gz").endswith(".instances.jsonl")
 
 
-def read_requests_file(path: Path) -> TaskRequests | None:
-    """Stream one JSONL request file. Returns None for an empty file."""
-    instances: dict[int, RequestInstance] = {}
-    contexts: dict[int, list[str]] = {}
-    example: list[dict] = []
-    first_index = None
-    task = formulation = None
-    unconditional = False
+def _json_lines(path: Path, what: str, required: tuple[str, ...]):
+    """(line number, row) of a JSONL file (optionally gzipped); a row without a required field is an
+    error naming the line."""
+    opener = gzip.open if path.name.endswith(".gz") else open
     try:
-        with _open_text(path) as handle:
+        with opener(path, "rt", encoding="utf-8") as handle:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
                     continue
                 try:
                     row = json.loads(line)
-                    row_task, row_form = row["task"], row["formulation"]
-                    index, choice = int(row["instance_index"]), int(row["choice"])
-                    context, continuation = row["context"], row["continuation"]
-                except (ValueError, KeyError, TypeError) as error:
-                    raise OlmesError(f"{path}:{number}: not an olmes request row ({error})") from error
-                if task is None:
-                    task, formulation, first_index = row_task, row_form, index
-                elif (row_task, row_form) != (task, formulation):
-                    raise OlmesError(
-                        f"{path}:{number}: mixes {task}/{formulation} with {row_task}/{row_form}"
-                    )
-                if index == first_index:
-                    example.append(row)
-                if row.get("unconditional"):
-                    unconditional = True
-                    continue
-                item = instances.get(index)
-                if item is None:
-                    item = instances[index] = RequestInstance(
-                        index=index,
-                        native_id=str(row.get("native_id", index)),
-                        label=int(row["label"]),
-                        subject=row.get("subject"),
-                        queries=[],
-                        continuations=[],
-                    )
-                    contexts[index] = []
-                if choice != len(item.continuations):
-                    raise OlmesError(f"{path}:{number}: instance {index} choice {choice} out of order")
-                previous = contexts[index]
-                previous.append(previous[-1] if previous and previous[-1] == context else context)
-                item.continuations.append(continuation)
+                    missing = [key for key in required if key not in row]
+                except ValueError as error:
+                    raise OlmesError(f"{path}:{number}: not an olmes {what} row ({error})") from error
+                if missing:
+                    raise OlmesError(f"{path}:{number}: not an olmes {what} row (no {', '.join(missing)})")
+                yield number, row
     except OSError as error:
-        raise OlmesError(f"{path}: cannot read requests ({error})") from error
+        raise OlmesError(f"{path}: cannot read {what}s ({error})") from error
+
+
+def read_requests_file(path: Path) -> TaskRequests | None:
+    """Stream one JSONL request file. Returns None for an empty file."""
+    contexts: dict[str | None, list[str]] = {}
+    indices: set[int] = set()
+    example: list[dict] = []
+    first_index = None
+    task = formulation = None
+    unconditional = False
+    required = ("task", "formulation", "instance_index", "choice", "context", "continuation")
+    for number, row in _json_lines(path, "request", required):
+        if task is None:
+            task, formulation, first_index = row["task"], row["formulation"], row["instance_index"]
+        elif (row["task"], row["formulation"]) != (task, formulation):
+            raise OlmesError(
+                f"{path}:{number}: mixes {task}/{formulation} with {row['task']}/{row['formulation']}"
+            )
+        if row["instance_index"] == first_index:
+            example.append(row)
+        indices.add(row["instance_index"])
+        if row.get("unconditional"):
+            unconditional = True
+            continue
+        texts = contexts.setdefault(row.get("subject"), [])
+        if not texts or texts[-1] != row["context"]:
+            texts.append(row["context"])
     if task is None:
         return None
-    prefixes = _shared_prefixes(instances, contexts)
-    for index, item in instances.items():
-        cut = len(prefixes.get(item.subject, ""))
-        item.queries = [context[cut:] for context in contexts[index]]
-    return TaskRequests(task, formulation, path, instances, prefixes, example, unconditional)
+    prefixes = _shared_prefixes(contexts)
+    return TaskRequests(task, formulation, path, prefixes, example, len(indices), unconditional)
 
 
-def _shared_prefixes(instances: dict[int, RequestInstance], contexts: dict[int, list[str]]) -> dict:
+def _shared_prefixes(contexts: dict[str | None, list[str]]) -> dict[str | None, str]:
     """Instruction + shots per subject: the common prefix of every context, cut after its last blank line.
 
     With a single context the prefix ends at the context's last blank line (the shots end in one).
     """
-    groups: dict[str | None, list[str]] = {}
-    for index, item in instances.items():
-        groups.setdefault(item.subject, []).extend(contexts[index])
     prefixes = {}
-    for subject, texts in groups.items():
+    for subject, texts in contexts.items():
         common = os.path.commonprefix([min(texts), max(texts)])
         cut = common.rfind("\n\n")
         prefixes[subject] = common[: cut + 2] if cut >= 0 else ""
     return prefixes
 
 
-def load_requests(paths: list[str | Path]) -> dict[tuple[str, str], TaskRequests]:
-    """Every request file, keyed by (task, formulation); of two files for one key the larger wins."""
-    found: dict[tuple[str, str], TaskRequests] = {}
+def read_instances_file(path: Path) -> TaskInstances | None:
+    """One instance file; None when it is empty."""
+    rows: dict[int, dict] = {}
+    task = None
+    required = ("task", "instance_index", "native_id", "question", "choices", "gold")
+    for number, row in _json_lines(path, "instance", required):
+        if task is None:
+            task = row["task"]
+        elif row["task"] != task:
+            raise OlmesError(f"{path}:{number}: mixes tasks {task} and {row['task']}")
+        rows[int(row["instance_index"])] = row
+    return None if task is None else TaskInstances(task, path, rows)
+
+
+def load_requests(
+    paths: list[str | Path],
+) -> tuple[dict[tuple[str, str], TaskRequests], dict[str, TaskInstances]]:
+    """Every request file keyed by (task, formulation), every instance file keyed by task; of two
+    files for one key the one with more instances wins."""
+    requests: dict[tuple[str, str], TaskRequests] = {}
+    instances: dict[str, TaskInstances] = {}
     for path in expand_request_paths(paths):
-        requests = read_requests_file(path)
-        if requests is None:
+        if _is_instance_file(path):
+            found = read_instances_file(path)
+            if found is not None and len(found.rows) > len(getattr(instances.get(found.task), "rows", ())):
+                instances[found.task] = found
             continue
-        key = (requests.task, requests.formulation)
-        if key not in found or len(requests.instances) > len(found[key].instances):
-            found[key] = requests
-    return found
-
-
-# -- the instance browser's view of one instance ---------------------------------------------------
-
-_CHOICE_LINE = "\n {letter}. "
-
-
-def mcf_parts(query: str, count: int) -> tuple[str, list[str]] | None:
-    """Split an MCF query into its stem and the choice texts of its ``count`` lines, or None."""
-    if not query.endswith(ANSWER_SUFFIX) or count < 1:
-        return None
-    body = query[: -len(ANSWER_SUFFIX)]
-    starts = []
-    search_end = len(body)
-    for position in range(count - 1, -1, -1):
-        marker = _CHOICE_LINE.format(letter=chr(ord("A") + position))
-        start = body.rfind(marker, 0, search_end)
-        if start < 0:
-            return None
-        starts.insert(0, start)
-        search_end = start
-    texts = []
-    for position, start in enumerate(starts):
-        end = starts[position + 1] if position + 1 < len(starts) else len(body)
-        texts.append(body[start + len(_CHOICE_LINE.format(letter="A")) : end])
-    return body[: starts[0]], texts
-
-
-def instance_view(cf: RequestInstance | None, mcf: RequestInstance | None) -> dict:
-    """Question and choices as shown to a reader: MCF's stem and choice lines where there is an MCF
-    request (the texts the model saw listed), else the CF query and continuations."""
-    base = cf or mcf
-    question, choices = None, None
-    if mcf is not None:
-        parts = mcf_parts(mcf.queries[0], len(mcf.queries))
-        if parts is not None:
-            question, choices = parts
-    if question is None and cf is not None:
-        question = cf.queries[0]
-        if len(set(cf.queries)) > 1:  # WinoGrande: the options differ in the context
-            question = os.path.commonprefix(cf.queries) + "_" + cf.continuations[0]
-        question = question.removesuffix(ANSWER_SUFFIX)
-    if choices is None and cf is not None:
-        if len(set(cf.continuations)) > 1:
-            choices = [text[1:] if text.startswith(" ") else text for text in cf.continuations]
-        else:
-            common = len(os.path.commonprefix(cf.queries))
-            choices = [query[common:] for query in cf.queries]
-    if question is None:
-        question = base.queries[0].removesuffix(ANSWER_SUFFIX)
-        choices = [text.strip() for text in base.continuations]
-    return {"question": re.sub(r"\s+$", "", question), "choices": choices}
+        read = read_requests_file(path)
+        if read is None:
+            continue
+        key = (read.task, read.formulation)
+        if key not in requests or read.num_instances > requests[key].num_instances:
+            requests[key] = read
+    return requests, instances

@@ -9,7 +9,7 @@ from pathlib import Path
 from olmes.atomic import write_text_atomic
 from olmes.config import validate_config
 from olmes.errors import OlmesError
-from olmes.tasks import TASKS
+from olmes.tasks import FORMULATIONS, TASKS
 
 
 try:
@@ -21,7 +21,6 @@ except OlmesError as error:
 RESULTS = config["results"]
 MODELS = list(config["models"])
 TASK_KEYS = list(config["tasks"])
-FORMULATIONS = ["cf", "mcf"]
 SITE_INDEX = f"{config['site']}/index.html"
 TABLES_DONE = f"{RESULTS}/tables/index.json"
 MODELS_FILE = f"{RESULTS}/models.json"
@@ -29,7 +28,7 @@ MODELS_FILE = f"{RESULTS}/models.json"
 wildcard_constraints:
     model="[^/]+",
     task="|".join(TASKS),
-    formulation="cf|mcf",
+    formulation="|".join(FORMULATIONS),
 
 
 def model_spec(wildcards):

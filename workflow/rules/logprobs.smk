@@ -4,7 +4,7 @@
 
 rule logprobs:
     input:
-        f"{RESULTS}/requests/{{task}}.{{formulation}}.jsonl",
+        rules.requests.output,
     output:
         f"{RESULTS}/logprobs/{{model}}/{{task}}.{{formulation}}.parquet",
     params:

@@ -1,4 +1,4 @@
-# Stage 1: the standard's requests of each task and formulation (no model involved).
+# Stage 1: the standard's requests of each task and formulation, and each task's instances (no model).
 
 
 rule requests:
@@ -16,3 +16,19 @@ rule requests:
     shell:
         "olmes requests {wildcards.task} --formulation {wildcards.formulation} --source {params.source}"
         " {params.limit} {params.pmi} --output {output} 2> {log}"
+
+
+rule instances:
+    """What readers of the results see of each instance: question, choices, gold (the site reads it)."""
+    output:
+        f"{RESULTS}/requests/{{task}}.instances.jsonl",
+    params:
+        limit=limit_option(),
+        source=config["source"],
+        data=dataset_identity(),
+    conda:
+        "../envs/olmes.yaml"
+    log:
+        f"{RESULTS}/logs/requests/{{task}}.instances.log",
+    shell:
+        "olmes requests {wildcards.task} --source {params.source} {params.limit} --instances {output} 2> {log}"

@@ -3,8 +3,8 @@
 
 rule score:
     input:
-        cf=f"{RESULTS}/logprobs/{{model}}/{{task}}.cf.parquet",
-        mcf=f"{RESULTS}/logprobs/{{model}}/{{task}}.mcf.parquet",
+        cf=expand(rules.logprobs.output[0], formulation="cf", allow_missing=True),
+        mcf=expand(rules.logprobs.output[0], formulation="mcf", allow_missing=True),
     output:
         predictions=f"{RESULTS}/scores/{{model}}/{{task}}.predictions.parquet",
         summary=f"{RESULTS}/scores/{{model}}/{{task}}.scores.json",

@@ -1,16 +1,17 @@
-# Stage 5: the static leaderboard site, from the scores, tables, requests and run records.
+# Stage 5: the static leaderboard site, from the scores, tables, requests, instances and run records.
 
 
 rule site:
     input:
-        tables=TABLES_DONE,
-        models=MODELS_FILE,
-        scores=expand(f"{RESULTS}/scores/{{model}}/{{task}}.scores.json", model=MODELS, task=TASK_KEYS),
-        requests=expand(f"{RESULTS}/requests/{{task}}.{{formulation}}.jsonl", task=TASK_KEYS, formulation=FORMULATIONS),
+        tables=rules.tables.output,
+        models=rules.models_file.output,
+        scores=expand(rules.score.output.summary, model=MODELS, task=TASK_KEYS),
+        requests=expand(rules.requests.output, task=TASK_KEYS, formulation=FORMULATIONS),
+        instances=expand(rules.instances.output, task=TASK_KEYS),
     output:
         SITE_INDEX,
     params:
-        tables=lambda wildcards, input: os.path.dirname(input.tables),
+        tables=lambda wildcards, input: os.path.dirname(input.tables[0]),
         requests=lambda wildcards, input: os.path.dirname(input.requests[0]),
         site=lambda wildcards, output: os.path.dirname(output[0]),
     conda:

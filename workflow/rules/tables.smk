@@ -16,8 +16,8 @@ rule models_file:
 
 rule tables:
     input:
-        scores=expand(f"{RESULTS}/scores/{{model}}/{{task}}.scores.json", model=MODELS, task=TASK_KEYS),
-        models=MODELS_FILE,
+        scores=expand(rules.score.output.summary, model=MODELS, task=TASK_KEYS),
+        models=rules.models_file.output,
     output:
         TABLES_DONE,
     params:
