@@ -6,6 +6,7 @@ An interrupted job therefore leaves either the old file or the new one, never ha
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -30,3 +31,8 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
 def write_text_atomic(target: str | os.PathLike, text: str) -> None:
     with atomic_path(target) as temp:
         temp.write_text(text, encoding="utf-8")
+
+
+def write_json_atomic(target: str | os.PathLike, data) -> None:
+    """JSON, indented, non-ASCII characters as they are, with a final newline."""
+    write_text_atomic(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

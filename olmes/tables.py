@@ -24,7 +24,7 @@ import pandas as pd
 import yaml
 
 from olmes import __version__
-from olmes.atomic import write_text_atomic
+from olmes.atomic import write_json_atomic, write_text_atomic
 from olmes.errors import OlmesError
 from olmes.scoring import (
     MCF,
@@ -50,13 +50,6 @@ PARTIAL_NOTE = (
     f"{PARTIAL_MARK} marks a partial result (a limit, or fewer instances than the standard); "
     "averages need all 10 tasks, none partial."
 )
-
-
-# -- writing files ----------------------------------------------------------------------------------
-
-
-def write_json(path: Path, data) -> None:
-    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 # -- inputs: score summaries and the models file ---------------------------------------------------
@@ -293,7 +286,7 @@ def table_latex(table: Table) -> str:
 def write_table(table: Table, out: Path) -> list[Path]:
     paths = [out / f"{table.key}.{ext}" for ext in ("csv", "json", "tex")]
     write_text_atomic(paths[0], table_csv(table))
-    write_json(paths[1], table_json(table))
+    write_json_atomic(paths[1], table_json(table))
     write_text_atomic(paths[2], table_latex(table))
     return paths
 
@@ -768,7 +761,7 @@ def write_figure(rows: list[dict], key: str, description: str, out: Path) -> lis
     paths = [out / f"{key}.csv", out / f"{key}.json"]
     frame = pd.DataFrame(rows, columns=FIGURE_COLUMNS)
     write_text_atomic(paths[0], frame.to_csv(index=False, lineterminator="\n"))
-    write_json(paths[1], {"key": key, "description": description, "columns": FIGURE_COLUMNS, "rows": rows})
+    write_json_atomic(paths[1], {"key": key, "description": description, "columns": FIGURE_COLUMNS, "rows": rows})
     return paths
 
 
@@ -801,7 +794,7 @@ def build_tables(
         "Figure 2: CF (recommended normalization) vs MCF accuracy (fractions) per task and model.", out,
     )  # fmt: skip
     index = out / "index.json"
-    write_json(index, _index(scores, written, resamples, seed))
+    write_json_atomic(index, _index(scores, written, resamples, seed))
     return [*written, index]
 
 

@@ -8,10 +8,9 @@ import sys
 from pathlib import Path
 
 from olmes.argtypes import positive_int
-from olmes.atomic import atomic_path
+from olmes.atomic import atomic_path, write_json_atomic
 from olmes.errors import OlmesError
 from olmes.scoring import file_sha256, score_task
-from olmes.tables import write_json
 
 NAME = "score"
 HELP = "score one model on one task from its CF and MCF log-prob files"
@@ -46,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         "path": os.path.relpath(args.predictions.resolve(), args.summary.resolve().parent),
         "sha256": file_sha256(args.predictions),
     }
-    write_json(args.summary, summary)
+    write_json_atomic(args.summary, summary)
     print(_headline(summary), file=sys.stderr)
     return 0
 
