@@ -761,7 +761,9 @@ def write_figure(rows: list[dict], key: str, description: str, out: Path) -> lis
     paths = [out / f"{key}.csv", out / f"{key}.json"]
     frame = pd.DataFrame(rows, columns=FIGURE_COLUMNS)
     write_text_atomic(paths[0], frame.to_csv(index=False, lineterminator="\n"))
-    write_json_atomic(paths[1], {"key": key, "description": description, "columns": FIGURE_COLUMNS, "rows": rows})
+    write_json_atomic(
+        paths[1], {"key": key, "description": description, "columns": FIGURE_COLUMNS, "rows": rows}
+    )
     return paths
 
 
