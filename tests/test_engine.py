@@ -13,9 +13,9 @@ import torch
 from olmes import engine
 from olmes.cache import LogprobCache, request_key
 from olmes.cli import main
-from olmes.commands.logprobs import score_file
 from olmes.models import LoadedModel, ResolvedModel, expects_bos, load
 from olmes.requests import build_requests
+from olmes.runner import score_file
 from tests.tiny_model import build_tiny_model
 
 TOLERANCE = 1e-4  # nats, float32
@@ -178,10 +178,12 @@ def write_requests(path, rows):
 
 
 def test_resume_recomputes_only_what_is_missing(llama, tmp_path, monkeypatch):
-    monkeypatch.setenv("OLMES_CACHE_DIR", str(tmp_path / "cache"))
+    cache = tmp_path / "cache"
     rows = build_requests("arc_challenge", "cf", limit=6)
     requests = write_requests(tmp_path / "requests.jsonl", rows)
-    cold = score_file(llama, rows, requests, tmp_path / "cold.parquet", use_cache=False, max_batch_tokens=64)
+    cold = score_file(
+        llama, rows, requests, tmp_path / "cold.parquet", cache, use_cache=False, max_batch_tokens=64
+    )
     for chunk in (tmp_path / "cache").rglob("*.parquet"):
         chunk.unlink()
 
@@ -195,20 +197,20 @@ def test_resume_recomputes_only_what_is_missing(llama, tmp_path, monkeypatch):
 
     monkeypatch.setattr(engine, "_forward_chunk", crash_midway)
     with pytest.raises(RuntimeError, match="killed"):
-        score_file(llama, rows, requests, tmp_path / "out.parquet", max_batch_tokens=64, flush_every=4)
+        score_file(llama, rows, requests, tmp_path / "out.parquet", cache, max_batch_tokens=64, flush_every=4)
     monkeypatch.setattr(engine, "_forward_chunk", forward_chunk)
     assert not (tmp_path / "out.parquet").exists()
 
-    cached = LogprobCache(tmp_path / "cache", llama.fingerprint).load().rows
+    cached = LogprobCache(cache, llama.fingerprint).load().rows
     missing = {(r["context"], r["continuation"]) for r in rows} - {p for p in cached_pairs(rows, cached)}
-    resumed = score_file(llama, rows, requests, tmp_path / "out.parquet", max_batch_tokens=64)
+    resumed = score_file(llama, rows, requests, tmp_path / "out.parquet", cache, max_batch_tokens=64)
     assert 0 < resumed["requests_from_cache"] < len(rows)
     assert resumed["requests_computed"] == len(missing)
     assert 0 < resumed["tokens_forwarded"] < cold["tokens_forwarded"]
     assert resumed["tokens_forwarded"] == distinct_prefixes(llama, sorted(missing))
     assert_same_output(tmp_path / "cold.parquet", tmp_path / "out.parquet")
 
-    again = score_file(llama, rows, requests, tmp_path / "again.parquet", max_batch_tokens=64)
+    again = score_file(llama, rows, requests, tmp_path / "again.parquet", cache, max_batch_tokens=64)
     assert again["requests_from_cache"] == len(rows) and again["tokens_forwarded"] == 0
     assert_same_output(tmp_path / "out.parquet", tmp_path / "again.parquet", exact=True)
 
@@ -226,19 +228,19 @@ def assert_same_output(first, second, exact=False):
     assert np.abs(a["sum_logprob"] - b["sum_logprob"]).max() <= tolerance
 
 
-def test_corrupt_chunk_is_detected_and_recomputed(llama, tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("OLMES_CACHE_DIR", str(tmp_path / "cache"))
+def test_corrupt_chunk_is_detected_and_recomputed(llama, tmp_path, capsys):
+    cache = tmp_path / "cache"
     rows = build_requests("winogrande", "cf", limit=8)
     requests = write_requests(tmp_path / "requests.jsonl", rows)
-    first = score_file(llama, rows, requests, tmp_path / "first.parquet", flush_every=4)
-    chunks = sorted((tmp_path / "cache" / "logprobs" / llama.fingerprint).glob("*.parquet"))
+    first = score_file(llama, rows, requests, tmp_path / "first.parquet", cache, flush_every=4)
+    chunks = sorted((cache / "logprobs" / llama.fingerprint).glob("*.parquet"))
     assert len(chunks) >= 2
-    table = LogprobCache(tmp_path / "cache", llama.fingerprint)
+    table = LogprobCache(cache, llama.fingerprint)
     damaged = chunks[0].read_bytes()
     chunks[0].write_bytes(damaged[:-10] + bytes(10))
     assert table.load().corrupt_files == 1
     assert "corrupt" in capsys.readouterr().err
-    second = score_file(llama, rows, requests, tmp_path / "second.parquet")
+    second = score_file(llama, rows, requests, tmp_path / "second.parquet", cache)
     assert 0 < second["requests_computed"] < len(rows)
     assert 0 < second["tokens_forwarded"] < first["tokens_forwarded"]
     assert_same_output(tmp_path / "first.parquet", tmp_path / "second.parquet")

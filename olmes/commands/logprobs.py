@@ -1,52 +1,26 @@
 """``olmes logprobs``: score a request file with a causal LM into Parquet plus a JSON run record.
 
-Output columns, in request-file order: the request's identifying fields (``request_index`` = its
-0-based line number, ``task``, ``formulation``, ``instance_index``, ``native_id`` as a string,
-``choice``, ``label``, ``unconditional``, ``subject`` when the file has one) and ``sum_logprob``,
-``num_tokens``, ``num_chars`` (characters of the continuation, leading space included) and
-``is_greedy``. The run record ``<output>.run.json`` says what produced them (see docs/file-formats.md).
+The work is done by :mod:`olmes.runner`; this module parses the command line, loads the model and
+turns SIGTERM into an orderly stop.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import os
-import platform
-import resource
 import signal
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from olmes import __version__
-from olmes.atomic import atomic_path, write_text_atomic
-from olmes.cache import ChunkWriter, LogprobCache, request_key
-from olmes.engine import DEFAULT_MAX_BATCH_TOKENS, MAX_INPUT_TOKENS, score
+from olmes.engine import DEFAULT_MAX_BATCH_TOKENS
 from olmes.errors import OlmesError
-from olmes.models import DTYPES, SHORT_NAMES, LoadedModel, load
+from olmes.models import DTYPES, SHORT_NAMES, load
 from olmes.resources import cache_dir
+from olmes.runner import read_requests, score_file
 
 NAME = "logprobs"
 HELP = "score a request file with a causal LM: log P(continuation | context) per request, as Parquet"
-
-REQUIRED_FIELDS = {
-    "task": str,
-    "formulation": str,
-    "instance_index": int,
-    "native_id": (str, int),
-    "choice": int,
-    "label": int,
-    "context": str,
-    "continuation": str,
-    "unconditional": bool,
-}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -98,7 +72,7 @@ def _terminated(signum, _frame) -> None:
 
 def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _terminated)
-    if args.cache_dir is not None:
+    if args.cache_dir is not None:  # models and data are cached there too (olmes.resources)
         os.environ["OLMES_CACHE_DIR"] = str(args.cache_dir)
     requests = read_requests(args.requests)
     loading = time.perf_counter()
@@ -109,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         requests,
         args.requests,
         args.output,
+        args.cache_dir or cache_dir(),
         max_batch_tokens=args.max_batch_tokens,
         use_cache=not args.no_cache,
         progress=not args.quiet,
@@ -121,137 +96,3 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
-
-
-def read_requests(path: Path) -> list[dict]:
-    """Parse and check a request file; a bad line is reported with its number."""
-    if not path.is_file():
-        raise OlmesError(f"request file {path} does not exist")
-    requests = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise OlmesError(f"{path}:{number}: not JSON ({exc.msg})") from exc
-            for field, kind in REQUIRED_FIELDS.items():
-                if not isinstance(row.get(field), kind):
-                    raise OlmesError(f"{path}:{number}: field {field!r} is missing or not {kind}")
-            requests.append(row)
-    return requests
-
-
-def score_file(
-    lm: LoadedModel,
-    requests: list[dict],
-    requests_path: Path,
-    output: Path,
-    *,
-    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
-    use_cache: bool = True,
-    progress: bool = False,
-    flush_every: int = 2048,
-    load_time_s: float | None = None,
-) -> dict:
-    """Score requests (reusing cached results), write the Parquet output and the run record.
-
-    ``load_time_s`` (how long loading the model took, when the caller measured it) goes into the
-    run record with the engine's own time and the process's peak memory, the job's scale facts.
-    """
-    started = time.perf_counter()
-    pairs = [(row["context"], row["continuation"]) for row in requests]
-    keys = [request_key(*pair) for pair in pairs]
-    cache = LogprobCache(cache_dir(), lm.fingerprint)
-    known = cache.load().rows if use_cache else {}
-    missing = _first_uncached(keys, known)
-    writer = ChunkWriter(cache, [keys[i] for i in missing], every_requests=flush_every)
-    scoring = time.perf_counter()
-    try:
-        scores = score(lm, [pairs[i] for i in missing], max_batch_tokens, on_done=writer, progress=progress)
-    finally:
-        writer.flush()  # keep what finished, also when the run is interrupted
-    engine_time_s = time.perf_counter() - scoring
-    for position, index in enumerate(missing):
-        known[keys[index]] = (
-            float(scores.sum_logprob[position]),
-            int(scores.num_tokens[position]),
-            bool(scores.is_greedy[position]),
-        )
-    write_parquet(output, requests, [known[key] for key in keys])
-    record = run_record(lm, requests_path, len(requests), len(missing), scores, max_batch_tokens)
-    record["wall_time_s"] = round(time.perf_counter() - started, 3)
-    record["engine_time_s"] = round(engine_time_s, 3)
-    record["load_time_s"] = None if load_time_s is None else round(load_time_s, 3)
-    record["cache_bytes_written"] = writer.bytes_written
-    record["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
-    write_text_atomic(Path(f"{output}.run.json"), json.dumps(record, indent=2) + "\n")
-    return record
-
-
-def _first_uncached(keys: list[bytes], known: dict) -> list[int]:
-    """Indices of the requests to compute: not cached, and each distinct request once."""
-    chosen, seen = [], set(known)
-    for index, key in enumerate(keys):
-        if key not in seen:
-            seen.add(key)
-            chosen.append(index)
-    return chosen
-
-
-def write_parquet(output: Path, requests: list[dict], results: list[tuple[float, int, bool]]) -> None:
-    columns = {
-        "request_index": pa.array(np.arange(len(requests)), pa.int64()),
-        "task": pa.array([r["task"] for r in requests], pa.string()),
-        "formulation": pa.array([r["formulation"] for r in requests], pa.string()),
-        "instance_index": pa.array([r["instance_index"] for r in requests], pa.int64()),
-        "native_id": pa.array([str(r["native_id"]) for r in requests], pa.string()),
-        "choice": pa.array([r["choice"] for r in requests], pa.int64()),
-        "label": pa.array([r["label"] for r in requests], pa.int64()),
-        "unconditional": pa.array([r["unconditional"] for r in requests], pa.bool_()),
-    }
-    if any("subject" in r for r in requests):
-        columns["subject"] = pa.array([r.get("subject") for r in requests], pa.string())
-    columns["sum_logprob"] = pa.array([r[0] for r in results], pa.float64())
-    columns["num_tokens"] = pa.array([r[1] for r in results], pa.int64())
-    columns["num_chars"] = pa.array([len(r["continuation"]) for r in requests], pa.int64())
-    columns["is_greedy"] = pa.array([r[2] for r in results], pa.bool_())
-    with atomic_path(output) as temp:
-        pq.write_table(pa.table(columns), temp)
-
-
-def run_record(
-    lm: LoadedModel, requests_path: Path, total: int, computed: int, scores, max_batch_tokens: int
-) -> dict:
-    return {
-        "model": lm.resolved.spec,
-        "model_kind": lm.resolved.kind,
-        "model_path": str(lm.resolved.path),
-        "model_revision": lm.resolved.identity,
-        "model_fingerprint": lm.fingerprint,
-        "dtype": str(lm.dtype).removeprefix("torch."),
-        "device": str(lm.device),
-        "bos_token_id": lm.bos_token_id,
-        "max_input_tokens": MAX_INPUT_TOKENS,
-        "max_batch_tokens": max_batch_tokens,
-        "versions": _versions(),
-        "requests_file": str(requests_path),
-        "requests_sha256": hashlib.sha256(Path(requests_path).read_bytes()).hexdigest(),
-        "num_requests": total,
-        "requests_from_cache": total - computed,
-        "requests_computed": computed,
-        "tokens_forwarded": scores.tokens_forwarded,
-        "trie_minimal_tokens": scores.trie_tokens,
-        "naive_tokens": scores.naive_tokens,
-    }
-
-
-def _versions() -> dict:
-    versions = {"olmes": __version__, "python": platform.python_version()}
-    for package in ("torch", "transformers", "tokenizers", "numpy", "pyarrow"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
-    return versions
