@@ -28,6 +28,7 @@ import pytest
 import olmes.requests as requests_module
 from olmes.cli import main
 from olmes.errors import OlmesError
+from olmes.site.filters import sort_key
 from olmes.tasks import TASKS, Instance
 from olmes.tasks.base import curated_fewshot
 
@@ -130,12 +131,32 @@ def _logprobs(rows: list[dict], model: str, seed: int) -> pd.DataFrame:
 
 
 def _run_record(model: str, task: str, formulation: str) -> dict:
+    """A run record in the flat shape the engine writes (olmes/runner.py, run_record and score_file)."""
     return {
-        "model": {"spec": model, "revision": f"{model}-rev-0123abcd", "dtype": "float32", "device": "cpu"},
-        "task": task,
-        "formulation": formulation,
-        "versions": {"olmes": "0.1.0", "torch": "2.13.0", "transformers": "4.57.1"},
+        "model": model,
+        "model_kind": "local",
+        "model_path": f"/models/{model}",
+        "model_revision": f"sha256:{model}-rev-0123abcd",
+        "model_fingerprint": "0123456789abcdef0123456789abcdef",
+        "dtype": "float32",
+        "device": "cpu",
+        "bos_token_id": None,
+        "max_input_tokens": 2048,
+        "max_batch_tokens": 512,
+        "versions": {"olmes": "0.1.0", "python": "3.11.7", "torch": "2.13.0", "transformers": "4.57.1"},
+        "requests_file": f"requests/{task}.{formulation}.jsonl",
+        "requests_sha256": "ab" * 32,
+        "num_requests": 40,
+        "requests_from_cache": 0,
+        "requests_computed": 40,
+        "tokens_forwarded": 12345,
+        "trie_minimal_tokens": 12345,
+        "naive_tokens": 67890,
         "wall_time_s": 1.234,
+        "engine_time_s": 1.1,
+        "load_time_s": 0.5,
+        "cache_bytes_written": 4096,
+        "peak_rss_bytes": 3 * 2**29,
     }
 
 
@@ -304,6 +325,44 @@ def test_leaderboard_downloads(built):
     header = csv_text.splitlines()[0].split(",")
     assert header[:6] == ["rank", "model", "display_name", "partial", "average", "average_stderr"]
     assert "arc_challenge_formulation" in header
+
+
+def test_averages_come_from_table4(built):
+    records = json.loads((built["site"] / "downloads/leaderboard.json").read_text())["models"]
+    table4 = json.loads((built["tables"] / "table4_olmes.json").read_text())["records"]
+    expected = {r["model"]: (r["Average"], r["average_stderr"]) for r in table4}
+    assert {r["model"]: (r["average"], r["average_stderr"]) for r in records} == expected
+    assert expected["alpha"][1] is not None and expected["gamma"] == (None, None)
+
+
+def test_paper_tables_sort_by_the_cells_values(built):
+    table = json.loads((built["tables"] / "table6_cf.json").read_text())
+    page = (built["site"] / "cf-vs-mcf.html").read_text(encoding="utf-8")
+    body = page[page.index('id="table6_cf"') :].split("</table>")[0]
+    for values in table["values"]:
+        for value in values[1:]:
+            assert f'data-sort="{sort_key(value)}"' in body
+    assert sort_key(None) == "" and sort_key(40) == "40" and sort_key(0.123456789) == "0.123457"
+
+
+def test_model_page_shows_the_run_record(built):
+    page = (built["site"] / "models/alpha.html").read_text(encoding="utf-8")
+    chip = "alpha · sha256:alpha-rev-0123abcd · float32 · cpu · 1.2 s · 12,345 tokens forwarded"
+    assert chip + " · 1.50 GiB peak memory" in page
+    assert "<dt>versions.torch</dt><dd>2.13.0</dd>" in page and "<dt>bos_token_id</dt><dd></dd>" in page
+
+
+def test_tables_of_an_older_olmes_are_refused(built, tmp_path):
+    tables = tmp_path / "tables"
+    shutil.copytree(built["tables"], tables)
+    path = tables / "near_ties.json"
+    written = json.loads(path.read_text())
+    del written["values"]
+    path.write_text(json.dumps(written))
+    from olmes.site.build import build_site
+
+    with pytest.raises(OlmesError, match="written by an older olmes; re-run `olmes tables"):
+        build_site([built["scores"]], tmp_path / "site", tables)
 
 
 def test_instance_browser_data_matches_requests(built):

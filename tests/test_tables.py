@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from olmes import scoring, tables
+from olmes import bootstrap, figures, render, results, scoring, tables
 from olmes.cli import main
 from olmes.errors import OlmesError
 from olmes.tasks import TASKS
@@ -34,12 +34,17 @@ def fake_summary(model: str, task: str, accuracies: dict[str, float], partial: b
     }  # fmt: skip
 
 
-def make_scores(summaries: list[dict], models: list[tables.ModelInfo] | None = None) -> tables.Scores:
+def make_scores(summaries: list[dict], models: list[results.ModelInfo] | None = None) -> results.ScoreSet:
     keyed = {(s["model"], s["task"]): s for s in summaries}
     names = list(dict.fromkeys(s["model"] for s in summaries))
-    models = models or [tables.ModelInfo(name, name) for name in names]
+    models = models or [results.ModelInfo(name, name) for name in names]
     task_order = [task for task in TASKS if any(t == task for _, t in keyed)]
-    return tables.Scores(keyed, dict.fromkeys(keyed, Path("x")), models, task_order)
+    return results.ScoreSet(keyed, dict.fromkeys(keyed, Path("x")), models, task_order)
+
+
+def shown(rows: list[list[render.Cell]]) -> list[list[str]]:
+    """The rows as displayed (what the CSV holds)."""
+    return render.display_rows(rows)
 
 
 def cf_mcf(cf: float, mcf: float, task: str) -> dict[str, float]:
@@ -62,17 +67,20 @@ def test_table3_win_rates_count_every_tied_winner_and_diff_oracle():
     record = table.records[0]
     assert record["wins"] == {"none": 1, "token": 2, "char": 2, "pmi": 2}
     assert record["diff_oracle"] == pytest.approx((0.2 + 0.0 + 0.0) / 3)
-    rows = {row[0]: row[1:] for row in table.rows}
+    rows = {row[0]: row[1:] for row in shown(table.rows)}
     assert rows["token"] == ["66.7", "0.0"] and rows["none"] == ["33.3", "100.0"]
-    assert rows["pmi"] == ["66.7", tables.MISSING]  # BoolQ has no pmi rows: pmi does not compete
+    assert rows["pmi"] == ["66.7", render.MISSING]  # BoolQ has no pmi rows: pmi does not compete
     assert rows["OLMES choice"] == ["pmi", "none"] and rows["Diff oracle"] == ["6.7", "0.0"]
+    values = {row[0].display: [cell.value for cell in row[1:]] for row in table.rows}
+    assert values["token"] == [pytest.approx(2 / 3), 0.0] and values["pmi"] == [pytest.approx(2 / 3), None]
+    assert values["OLMES choice"] == [None, None] and values["Models"] == [3, 2]
     assert "every normalization whose accuracy equals the best counts as a winner" in table.caption
 
 
 def test_table3_counts_partial_models():
     summaries = [fake_summary("m1", "piqa", {"cf_none": 0.5, "cf_token": 0.6, "cf_char": 0.7}, partial=True)]
-    rows = {row[0]: row[1:] for row in tables.table3(make_scores(summaries)).rows}
-    assert rows["Models"] == [f"1 (1{tables.PARTIAL_MARK})"]
+    rows = {row[0]: row[1:] for row in shown(tables.table3(make_scores(summaries)).rows)}
+    assert rows["Models"] == [f"1 (1{render.PARTIAL_MARK})"]
 
 
 # -- Table 4 and the averages ---------------------------------------------------------------------
@@ -90,20 +98,26 @@ def test_table4_daggers_average_and_partial_runs():
     table = tables.table4(make_scores(summaries))
     (_, complete), (label, partial) = table.groups
     assert label == tables.PARTIAL_GROUP
-    full_row, subset_row = complete
-    assert full_row[table.header.index("CommonsenseQA")] == "80.0" + tables.DAGGER
+    full_row, subset_row = shown(complete)
+    partial = shown(partial)
+    assert full_row[table.header.index("CommonsenseQA")] == "80.0" + render.DAGGER
     assert full_row[table.header.index("PIQA")] == "60.0"
     assert full_row[-1] == f"{100 * (0.6 * 9 + 0.8) / 10:.1f}"
-    assert subset_row[0] == "subset" and subset_row[-1] == tables.MISSING  # 1 task of 10: no average
-    assert partial[0][0] == "limited (partial)" and partial[0][-1] == tables.MISSING
-    assert partial[0][table.header.index("BoolQ")] == "60.0" + tables.PARTIAL_MARK
+    assert subset_row[0] == "subset" and subset_row[-1] == render.MISSING  # 1 task of 10: no average
+    assert partial[0][0] == "limited (partial)" and partial[0][-1] == render.MISSING
+    assert partial[0][table.header.index("BoolQ")] == "60.0" + render.PARTIAL_MARK
     limited = next(r for r in table.records if r["model"] == "limited")
     assert (
         limited["tasks"]["boolq"]["olmes_score"] is None and limited["tasks"]["boolq"]["best_of_two"] == 0.6
     )
     assert limited["tasks"]["piqa"]["olmes_score"] == 0.6
+    full = next(r for r in table.records if r["model"] == "full")
+    assert full["Average"] == pytest.approx((0.6 * 9 + 0.8) / 10)
+    assert full["average_stderr"] == pytest.approx(0.01 / 10**0.5)  # ten errors of 0.01, independent
+    assert limited["Average"] is None and limited["average_stderr"] is None
+    assert complete[0][-1].value == full["Average"] and complete[0][0].value is None
     assert "not an OLMES score" in table.caption
-    latex = tables.table_latex(table)
+    latex = render.table_latex(table)
     assert "Model & ARC-C & ARC-E & BoolQ & CSQA & HSwag" in latex  # short labels keep ten tasks narrow
     assert r"\midrule" + "\n" + r"\multicolumn{12}{l}{\emph{Partial runs" in latex
 
@@ -113,15 +127,17 @@ def test_tables_6_and_7_with_max_averages():
     summaries[0] = fake_summary("a", "arc_challenge", cf_mcf(0.3, 0.9, "arc_challenge"))
     cf, mcf = tables.table6(make_scores(summaries)), tables.table7(make_scores(summaries))
     assert cf.header[-2:] == ["Average", "Max average"]
-    assert cf.rows[0][1] == "30.0" and mcf.rows[0][1] == "90.0"
-    assert cf.rows[0][-2] == f"{100 * (0.3 + 0.6 * 9) / 10:.1f}"
-    assert mcf.rows[0][-2] == f"{100 * (0.9 + 0.4 * 9) / 10:.1f}"
-    assert cf.rows[0][-1] == mcf.rows[0][-1] == f"{100 * (0.9 + 0.6 * 9) / 10:.1f}"
+    (cf_row,), (mcf_row,) = shown(cf.rows), shown(mcf.rows)
+    assert cf_row[1] == "30.0" and mcf_row[1] == "90.0"
+    assert cf_row[-2] == f"{100 * (0.3 + 0.6 * 9) / 10:.1f}"
+    assert mcf_row[-2] == f"{100 * (0.9 + 0.4 * 9) / 10:.1f}"
+    assert cf_row[-1] == mcf_row[-1] == f"{100 * (0.9 + 0.6 * 9) / 10:.1f}"
 
 
 def test_table8_mmlu_macro_and_micro():
     table = tables.table8(make_scores([fake_summary("a", "mmlu", {"cf_char": 0.5, "mcf": 0.6})]))
-    assert table.rows == [["a", "50.0", "49.0", "60.0", "59.0", "2", "100"]]
+    assert shown(table.rows) == [["a", "50.0", "49.0", "60.0", "59.0", "2", "100"]]
+    assert [cell.value for cell in table.rows[0]] == [None, 0.5, 0.49, 0.6, 0.59, 2, 100]
 
 
 def test_tables_9_to_12_one_per_normalization():
@@ -129,13 +145,13 @@ def test_tables_9_to_12_one_per_normalization():
     nine, ten, eleven, twelve = tables.tables_9_to_12(make_scores(summaries))
     assert [t.key for t in (nine, ten, eleven, twelve)] == ["table9_none", "table10_token", "table11_char",
                                                            "table12_pmi"]  # fmt: skip
-    assert nine.rows[0][1] == "70.0" and eleven.rows[0][1] == "50.0" and twelve.rows[0][1] == tables.MISSING
+    assert [shown(table.rows)[0][1] for table in (nine, eleven, twelve)] == ["70.0", "50.0", render.MISSING]
     assert scoring.NORMALIZATION_FORMULAS["char"] in eleven.caption
 
 
 def test_near_ties_table_shows_cf_and_mcf_counts():
     table = tables.near_ties_table(make_scores([fake_summary("a", "boolq", {"cf_none": 0.7, "mcf": 0.5})]))
-    assert table.rows == [["a", "2 / 2"]]
+    assert shown(table.rows) == [["a", "2 / 2"]]
 
 
 # -- paired bootstrap --------------------------------------------------------------------------------
@@ -144,26 +160,26 @@ def test_near_ties_table_shows_cf_and_mcf_counts():
 def test_paired_bootstrap_is_reproducible_with_its_seed():
     rng = np.random.default_rng(0)
     a, b = rng.random(300) < 0.6, rng.random(300) < 0.5
-    first = tables.paired_bootstrap(a, b, seed=7)
-    assert first == tables.paired_bootstrap(a, b, seed=7)
-    assert any(first != tables.paired_bootstrap(a, b, seed=seed) for seed in range(8, 13))
+    first = bootstrap.paired_bootstrap(a, b, seed=7)
+    assert first == bootstrap.paired_bootstrap(a, b, seed=7)
+    assert any(first != bootstrap.paired_bootstrap(a, b, seed=seed) for seed in range(8, 13))
     estimate, low, high = first
     assert estimate == pytest.approx(a.mean() - b.mean()) and low < estimate < high
 
 
 def test_paired_bootstrap_ties_and_clear_differences():
     same = np.array([True, False] * 50)
-    assert tables.paired_bootstrap(same, same) == (0.0, 0.0, 0.0)
+    assert bootstrap.paired_bootstrap(same, same) == (0.0, 0.0, 0.0)
     better, worse = np.ones(200, bool), np.zeros(200, bool)
     worse[:20] = True
-    estimate, low, high = tables.paired_bootstrap(better, worse)
+    estimate, low, high = bootstrap.paired_bootstrap(better, worse)
     assert estimate == pytest.approx(0.9) and low > 0
 
 
 def test_paired_bootstrap_macro_over_strata():
     a = np.array([1, 1, 0, 0, 0, 0], bool)  # stratum x: 2/2, stratum y: 0/4
     b = np.zeros(6, bool)
-    estimate, _, _ = tables.paired_bootstrap(a, b, np.array(["x", "x", "y", "y", "y", "y"]))
+    estimate, _, _ = bootstrap.paired_bootstrap(a, b, np.array(["x", "x", "y", "y", "y", "y"]))
     assert estimate == pytest.approx(0.5)  # macro (1 + 0) / 2, not micro 2/6
 
 
@@ -177,8 +193,8 @@ def test_models_file(tmp_path):
         "  - {name: ckpt-b, display_name: OLMo step 2, series: OLMo, training_tokens: 2.0e12}\n"
         "  - {name: ckpt-a, series: OLMo, training_tokens: 1000000000000, checkpoint: step1}\n"
     )
-    first, second = tables.read_models_file(path)
-    assert first == tables.ModelInfo("ckpt-b", "OLMo step 2", "OLMo", 2.0e12, None)
+    first, second = results.read_models_file(path)
+    assert first == results.ModelInfo("ckpt-b", "OLMo step 2", "OLMo", 2.0e12, None)
     assert second.display_name == "ckpt-a" and second.training_tokens == 1e12
     for bad, message in (
         ("models: [{name: a, tokens: 3}]", "unknown key"),
@@ -188,30 +204,30 @@ def test_models_file(tmp_path):
     ):
         path.write_text(bad)
         with pytest.raises(OlmesError, match=message):
-            tables.read_models_file(path)
+            results.read_models_file(path)
 
 
 def test_figure1_orders_checkpoints_by_training_tokens():
     models = [
-        tables.ModelInfo("late", "late", "S", 3e12), tables.ModelInfo("early", "early", "S", 1e12),
-        tables.ModelInfo("other", "other"),
+        results.ModelInfo("late", "late", "S", 3e12), results.ModelInfo("early", "early", "S", 1e12),
+        results.ModelInfo("other", "other"),
     ]  # fmt: skip
     summaries = [fake_summary(m.name, "mmlu", {"cf_char": 0.3, "mcf": 0.5}) for m in models]
-    rows = tables.figure1_data(make_scores(summaries, models))
+    rows = figures.figure1_data(make_scores(summaries, models))
     assert [(r["model"], r["training_tokens"], r["mcf_accuracy"]) for r in rows] == [
         ("early", 1e12, 0.5), ("late", 3e12, 0.5)
     ]  # fmt: skip
-    assert len(tables.figure2_data(make_scores(summaries, models))) == 3
+    assert len(figures.figure2_data(make_scores(summaries, models))) == 3
 
 
 # -- LaTeX -------------------------------------------------------------------------------------------
 
 
 def test_latex_escapes_model_names():
-    assert tables.latex_escape("a_b & 50% #1 {x} ~^\\") == (
+    assert render.latex_escape("a_b & 50% #1 {x} ~^\\") == (
         r"a\_b \& 50\% \#1 \{x\} \textasciitilde{}\textasciicircum{}\textbackslash{}"
     )
-    assert tables.latex_escape("61.0†ᵖ") == r"61.0$^{\dagger}$\textsuperscript{p}"
+    assert render.latex_escape("61.0†ᵖ") == r"61.0$^{\dagger}$\textsuperscript{p}"
 
 
 def compile_latex(folder: Path) -> subprocess.CompletedProcess:
@@ -282,7 +298,12 @@ def test_score_and_tables_commands_end_to_end(tmp_path):
     assert [m["name"] for m in index["models"]] == ["small&lm", "tiny_lm"]
     table4 = pd.read_csv(out / "table4_olmes.csv")
     assert list(table4["Model"]) == ["Small & LM 50% (partial)", "tiny_lm (partial)"]
-    assert table4["Average"].isna().all() or (table4["Average"] == tables.MISSING).all()
+    assert table4["Average"].isna().all() or (table4["Average"] == render.MISSING).all()
+    for key in expected:  # the cells' values, parallel to the displayed rows
+        written = json.loads((out / f"{key}.json").read_text())
+        assert [len(row) for row in written["values"]] == [len(row) for row in written["rows"]]
+    table8 = json.loads((out / "table8_mmlu.json").read_text())
+    assert [row[1] for row in table8["values"]] == [record["cf"]["macro"] for record in table8["records"]]
     bootstrap = json.loads((out / "paired_bootstrap.json").read_text())["records"]
     assert [r["task"] for r in bootstrap] == ["boolq", "mmlu"]
     assert all(r["higher"] == "tiny_lm" and r["n_shared"] == 40 for r in bootstrap)

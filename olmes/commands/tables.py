@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 from olmes.argtypes import add_scores_argument, positive_int
-from olmes.tables import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, build_tables, load_scores
+from olmes.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from olmes.results import load_scores
+from olmes.tables import build_tables
 
 NAME = "tables"
 HELP = "build the paper's tables (CSV, JSON, LaTeX) and figure data from score summaries"

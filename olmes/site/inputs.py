@@ -1,6 +1,6 @@
 """What the site reads: score summaries (+ predictions), the tables folder, and request files.
 
-- Score summaries and their predictions Parquet come through :func:`olmes.tables.load_scores`, so
+- Score summaries and their predictions Parquet come through :func:`olmes.results.load_scores`, so
   the site checks the same hashes the tables do.
 - The tables folder (``olmes tables --out``) gives the paper's tables, the figure data and the
   paired bootstrap; its ``index.json`` records the SHA-256 of every summary it was built from, and a
@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from olmes.errors import OlmesError
+from olmes.results import ModelInfo, ScoreSet, load_scores
 from olmes.scoring import file_sha256
-from olmes.tables import ModelInfo, Scores, build_tables, load_scores
+from olmes.tables import build_tables
 
 TABLE_KEYS = (
     "table3_normalizations",
@@ -76,7 +77,7 @@ def load_site_scores(
     return scores, tables
 
 
-def _models_from_index(scores: Scores, listed: list[dict]) -> list[ModelInfo]:
+def _models_from_index(scores: ScoreSet, listed: list[dict]) -> list[ModelInfo]:
     present = {model for model, _ in scores.summaries}
     known = set(ModelInfo.__dataclass_fields__)
     models = [ModelInfo(**{k: v for k, v in entry.items() if k in known}) for entry in listed]
@@ -99,13 +100,15 @@ def read_tables(folder: Path) -> TableSet:
         if not path.is_file():
             raise OlmesError(f"{path} missing; re-run `olmes tables --out {folder}`")
         tables[key] = _read_json(path)
+        if "values" not in tables[key]:
+            raise OlmesError(f"{path} was written by an older olmes; re-run `olmes tables --out {folder}`")
     for key in FIGURE_KEYS:
         path = folder / f"{key}.json"
         figures[key] = _read_json(path).get("rows", []) if path.is_file() else []
     return TableSet(tables=tables, figures=figures, folder=folder, index=index)
 
 
-def check_tables_match(scores: Scores, tables: TableSet) -> None:
+def check_tables_match(scores: ScoreSet, tables: TableSet) -> None:
     """The tables folder must have been built from exactly these summaries (by SHA-256)."""
     recorded = {(row["model"], row["task"]): row.get("sha256") for row in tables.index.get("inputs", [])}
     for key, path in sorted(scores.paths.items()):

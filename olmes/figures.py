@@ -1,0 +1,81 @@
+"""The data of the paper's Figures 1 and 2: CF vs MCF accuracy per model and task.
+
+Figure data is data, not display: accuracies are fractions at full precision, written as
+``<key>.csv`` and ``<key>.json`` (``key``, ``description``, ``columns``, ``rows``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from olmes.atomic import write_json_atomic, write_text_atomic
+from olmes.results import ModelInfo, ScoreSet, recommended_method, task_name
+from olmes.scoring import MCF
+
+FIGURE_COLUMNS = [
+    "task", "task_name", "model", "display_name", "series", "checkpoint", "training_tokens", "cf_method",
+    "cf_accuracy", "cf_stderr", "mcf_accuracy", "mcf_stderr", "best_formulation", "n", "partial",
+]  # fmt: skip
+
+
+def _figure_row(scores: ScoreSet, info: ModelInfo, task: str) -> dict | None:
+    summary = scores.get(info.name, task)
+    if summary is None:
+        return None
+    cf = summary["methods"].get(recommended_method(task), {})
+    mcf = summary["methods"].get(MCF, {})
+    best = summary.get("best_of_two") or {}
+    return {
+        "task": task,
+        "task_name": task_name(task),
+        "model": info.name,
+        "display_name": info.display_name,
+        "series": info.series,
+        "checkpoint": info.checkpoint,
+        "training_tokens": info.training_tokens,
+        "cf_method": recommended_method(task),
+        "cf_accuracy": cf.get("accuracy"),
+        "cf_stderr": cf.get("stderr"),
+        "mcf_accuracy": mcf.get("accuracy"),
+        "mcf_stderr": mcf.get("stderr"),
+        "best_formulation": best.get("formulation"),
+        "n": summary["n_instances"],
+        "partial": summary["partial"],
+    }
+
+
+def figure2_data(scores: ScoreSet) -> list[dict]:
+    """CF (recommended normalization) vs MCF accuracy per task per model."""
+    rows = (_figure_row(scores, info, task) for task in scores.tasks for info in scores.models)
+    return [row for row in rows if row is not None]
+
+
+def figure1_data(scores: ScoreSet) -> list[dict]:
+    """CF vs MCF over training: models declared with a series and training_tokens, by series and tokens."""
+    members = [info for info in scores.models if info.series is not None and info.training_tokens is not None]
+    members.sort(key=lambda info: (info.series, info.training_tokens))
+    rows = (_figure_row(scores, info, task) for info in members for task in scores.tasks)
+    return [row for row in rows if row is not None]
+
+
+def write_figure(rows: list[dict], key: str, description: str, out: Path) -> list[Path]:
+    paths = [out / f"{key}.csv", out / f"{key}.json"]
+    frame = pd.DataFrame(rows, columns=FIGURE_COLUMNS)
+    write_text_atomic(paths[0], frame.to_csv(index=False, lineterminator="\n"))
+    write_json_atomic(
+        paths[1], {"key": key, "description": description, "columns": FIGURE_COLUMNS, "rows": rows}
+    )
+    return paths
+
+
+def write_figures(scores: ScoreSet, out: Path) -> list[Path]:
+    """Both figures' data under ``out``; return the paths written."""
+    return write_figure(
+        figure1_data(scores), "figure1_checkpoints",
+        "Figure 1: CF vs MCF accuracy (fractions) over training checkpoints of each declared series.", out,
+    ) + write_figure(
+        figure2_data(scores), "figure2_cf_vs_mcf",
+        "Figure 2: CF (recommended normalization) vs MCF accuracy (fractions) per task and model.", out,
+    )  # fmt: skip

@@ -1,0 +1,199 @@
+"""The results the tables and the site are built from: score summaries and the models file.
+
+:func:`load_scores` reads every ``*.scores.json`` of ``olmes score`` (files or folders) into a
+:class:`ScoreSet` indexed by (model, task), ordered and named by the models file
+(:func:`read_models_file`); the predictions behind a summary are read on demand and checked against
+the hash the summary recorded. The small readers at the end take one number out of one summary.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from olmes.errors import OlmesError
+from olmes.scoring import SUMMARY_SCHEMA, cf_method, file_sha256
+from olmes.tasks import TASKS
+
+# -- the models file --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """How the tables name a model and, for Figure 1, which series and training point it is."""
+
+    name: str
+    display_name: str
+    series: str | None = None
+    training_tokens: float | None = None
+    checkpoint: str | None = None
+
+
+_MODEL_KEYS = {"name", "display_name", "series", "training_tokens", "checkpoint"}
+
+
+def read_models_file(path: str | Path) -> list[ModelInfo]:
+    """Read the models file (YAML or JSON): ``models:`` a list of {name, display_name, series,
+    training_tokens, checkpoint}; only ``name`` (the ``--model-name`` of ``olmes score``) is required."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as error:
+        raise OlmesError(f"{path}: cannot read models file ({error})") from error
+    entries = data.get("models") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise OlmesError(f"{path}: expected a top-level 'models:' list; see docs/file-formats.md")
+    models, seen = [], set()
+    for position, entry in enumerate(entries):
+        where = f"{path}: models[{position}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise OlmesError(f"{where} needs a 'name' (the --model-name given to olmes score)")
+        unknown = set(entry) - _MODEL_KEYS
+        if unknown:
+            raise OlmesError(f"{where} has unknown key(s) {sorted(unknown)}; allowed: {sorted(_MODEL_KEYS)}")
+        if entry["name"] in seen:
+            raise OlmesError(f"{where}: model {entry['name']!r} is listed twice")
+        seen.add(entry["name"])
+        tokens = _training_tokens(entry.get("training_tokens"), where)
+        models.append(
+            ModelInfo(
+                name=entry["name"],
+                display_name=str(entry.get("display_name") or entry["name"]),
+                series=None if entry.get("series") is None else str(entry["series"]),
+                training_tokens=tokens,
+                checkpoint=None if entry.get("checkpoint") is None else str(entry["checkpoint"]),
+            )
+        )
+    return models
+
+
+def _training_tokens(value, where: str) -> float | None:
+    """A positive number; strings such as "2.0e12" are accepted because YAML 1.1 reads them as text."""
+    if value is None:
+        return None
+    try:
+        number = float(value) if not isinstance(value, bool) else -1.0
+    except ValueError:
+        number = -1.0
+    if not number > 0:
+        raise OlmesError(f"{where}: training_tokens must be a positive number (e.g. 2.0e12), got {value!r}")
+    return number
+
+
+# -- score summaries --------------------------------------------------------------------------------
+
+
+@dataclass
+class ScoreSet:
+    """Every score summary given to ``olmes tables`` (or ``olmes site``), indexed by (model, task)."""
+
+    summaries: dict[tuple[str, str], dict]
+    paths: dict[tuple[str, str], Path]
+    models: list[ModelInfo]
+    tasks: list[str]
+    _predictions: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict)
+
+    def get(self, model: str, task: str) -> dict | None:
+        return self.summaries.get((model, task))
+
+    def model_is_partial(self, model: str) -> bool:
+        return any(s["partial"] for (name, _), s in self.summaries.items() if name == model)
+
+    def complete_on_all_tasks(self, model: str) -> bool:
+        """All 10 tasks of the standard scored, none partial: the condition for an average."""
+        found = [self.get(model, task) for task in TASKS]
+        return all(s is not None and not s["partial"] for s in found)
+
+    def predictions(self, model: str, task: str) -> pd.DataFrame:
+        """The per-instance predictions behind a summary, checked against the hash it recorded."""
+        key = (model, task)
+        if key not in self._predictions:
+            summary, where = self.summaries[key], self.paths[key]
+            record = summary.get("predictions") or {}
+            path = where.parent / record.get("path", "")
+            if not record.get("path") or not path.is_file():
+                raise OlmesError(f"{where}: predictions file {path} not found; re-run olmes score")
+            if file_sha256(path) != record.get("sha256"):
+                raise OlmesError(f"{path} changed after {where} was written; re-run olmes score")
+            self._predictions[key] = pd.read_parquet(path)
+        return self._predictions[key]
+
+
+def expand_score_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Summary files as given, and directories searched recursively for ``*.scores.json``."""
+    found = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found += sorted(path.rglob("*.scores.json"))
+        elif path.suffix == ".parquet":
+            raise OlmesError(
+                f"{path} is a predictions file; pass the *.scores.json summaries (they point to it)"
+            )
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise OlmesError(f"{path}: no such score summary file or directory")
+    if not found:
+        raise OlmesError("no score summaries found; give *.scores.json files written by olmes score")
+    return found
+
+
+def load_scores(paths: Iterable[str | Path], models_file: str | Path | None = None) -> ScoreSet:
+    summaries, where = {}, {}
+    for path in expand_score_paths(paths):
+        summary = _read_summary(path)
+        key = (summary["model"], summary["task"])
+        if key in summaries:
+            raise OlmesError(f"{path} and {where[key]} both score model {key[0]!r} on {key[1]}; keep one")
+        summaries[key], where[key] = summary, path
+    listed = read_models_file(models_file) if models_file else []
+    names = {info.name for info in listed}
+    extra = sorted({model for model, _ in summaries} - names)
+    models = [info for info in listed if any(m == info.name for m, _ in summaries)]
+    models += [ModelInfo(name=name, display_name=name) for name in extra]
+    tasks = [task for task in TASKS if any(t == task for _, t in summaries)]
+    return ScoreSet(summaries=summaries, paths=where, models=models, tasks=tasks)
+
+
+def _read_summary(path: Path) -> dict:
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise OlmesError(f"{path}: cannot read score summary ({error})") from error
+    if not isinstance(summary, dict) or summary.get("schema") != SUMMARY_SCHEMA:
+        raise OlmesError(f"{path}: not an olmes score summary (schema {SUMMARY_SCHEMA}); run olmes score")
+    return summary
+
+
+# -- one number out of one summary ------------------------------------------------------------------
+
+
+def task_name(task: str) -> str:
+    return TASKS[task].display_name
+
+
+def recommended_method(task: str) -> str:
+    return cf_method(TASKS[task].recommended_norm)
+
+
+def method_accuracy(summary: dict | None, method: str) -> float | None:
+    if summary is None or method not in summary["methods"]:
+        return None
+    return summary["methods"][method]["accuracy"]
+
+
+def best_of_two_score(summary: dict | None) -> float | None:
+    return None if summary is None or summary.get("best_of_two") is None else summary["best_of_two"]["score"]
+
+
+def best_of_two_stderr(summary: dict | None) -> float | None:
+    """The standard error of the method that decided the best-of-two score."""
+    best = summary and summary.get("best_of_two")
+    if not best:
+        return None
+    return summary["methods"][best["method"]].get("stderr")

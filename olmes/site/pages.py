@@ -1,0 +1,587 @@
+"""What each page of the site shows, computed once: :class:`SiteData` and its per-page methods.
+
+The numbers come from the score summaries (per task and method) and from the tables of
+``olmes tables`` (averages and their standard errors, the paired bootstrap, the figure data);
+nothing the tables computed is computed again here. The templates format; these methods gather.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from olmes import __version__
+from olmes.errors import OlmesError
+from olmes.render import percent
+from olmes.results import ScoreSet, best_of_two_stderr
+from olmes.scoring import MCF, NEAR_TIE_NATS, NORMALIZATION_FORMULAS, NORMALIZATIONS, cf_method
+from olmes.site.inputs import TableSet, TaskInstances, TaskRequests
+from olmes.tasks import TASKS
+
+METHOD_LABELS = {
+    "cf_none": "CF none",
+    "cf_token": "CF token",
+    "cf_char": "CF char",
+    "cf_pmi": "CF pmi",
+    MCF: "MCF",
+}
+
+
+def slugify(name: str, taken: set[str]) -> str:
+    """A file-name-safe, unique slug for a model name."""
+    base = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "model"
+    slug, number = base, 2
+    while slug.lower() in taken:
+        slug, number = f"{base}-{number}", number + 1
+    taken.add(slug.lower())
+    return slug
+
+
+# -- the engine's run record (olmes/runner.py, run_record and score_file) -------------------------
+
+RUN_HEADLINE = (
+    ("Model", "model", str),
+    ("Revision", "model_revision", str),
+    ("dtype", "dtype", str),
+    ("Device", "device", str),
+    ("Wall time", "wall_time_s", lambda seconds: f"{seconds:.1f} s"),
+    ("Tokens forwarded", "tokens_forwarded", lambda tokens: f"{tokens:,} tokens forwarded"),
+    ("Peak memory", "peak_rss_bytes", lambda size: f"{size / 2**30:.2f} GiB peak memory"),
+)
+"""(label, run record key, format) of what a leaderboard reader wants to know about a run."""
+
+
+def run_summary(record: dict | None) -> dict[str, str]:
+    """The headline fields of a run record (those it has), formatted, by label."""
+    record = record or {}
+    return {label: show(record[key]) for label, key, show in RUN_HEADLINE if record.get(key) is not None}
+
+
+def run_record_rows(record: dict | None) -> list[tuple[str, str]]:
+    """Every key of a run record as (key, text), in its order; ``versions`` gives one row a package."""
+    rows = []
+    for key, value in (record or {}).items():
+        items = (
+            [(f"{key}.{name}", item) for name, item in value.items()]
+            if isinstance(value, dict)
+            else [(key, value)]
+        )
+        rows += [(name, "" if item is None else str(item)) for name, item in items]
+    return rows
+
+
+# -- the site's data -------------------------------------------------------------------------------
+
+
+@dataclass
+class SiteModel:
+    """A model as the pages show it: its average and that average's standard error are Table 4's."""
+
+    name: str
+    display_name: str
+    slug: str
+    partial: bool
+    average: float | None
+    average_se: float | None
+    rank: int | None = None
+
+
+class SiteData:
+    """Everything the templates need, computed once from scores, tables and requests."""
+
+    def __init__(
+        self,
+        scores: ScoreSet,
+        tables: TableSet,
+        requests: dict[tuple[str, str], TaskRequests],
+        instances: dict[str, TaskInstances],
+    ):
+        self.scores, self.tables, self.requests, self.instances = scores, tables, requests, instances
+        self.task_specs = TASKS
+        self.tasks = list(scores.tasks)
+        averages = {record["model"]: record for record in tables.get("table4_olmes")["records"]}
+        taken: set[str] = set()
+        self.models = [
+            self._model(info.name, info.display_name, slugify(info.name, taken), averages.get(info.name, {}))
+            for info in scores.models
+        ]
+        self.models = [model for model in self.models if self._has_any(model.name)]
+        self.by_name = {model.name: model for model in self.models}
+        self.ties = self._ties()
+        self._rank()
+
+    def _has_any(self, name: str) -> bool:
+        return any(self.scores.get(name, task) is not None for task in self.tasks)
+
+    def _model(self, name: str, display: str, slug: str, table4_record: dict) -> SiteModel:
+        """A model with its average OLMES score and that average's standard error, from Table 4."""
+        return SiteModel(
+            name,
+            display,
+            slug,
+            self.scores.model_is_partial(name),
+            table4_record.get("Average"),
+            table4_record.get("average_stderr"),
+        )
+
+    def _ties(self) -> dict[tuple[str, str], list[str]]:
+        ties: dict[tuple[str, str], list[str]] = {}
+        table = self.tables.get("paired_bootstrap") or {}
+        for record in table.get("records", []):
+            if record.get("tied"):
+                ties.setdefault((record["higher"], record["task"]), []).append(record["lower"])
+                ties.setdefault((record["lower"], record["task"]), []).append(record["higher"])
+        return ties
+
+    def _rank(self) -> None:
+        def mean_available(model: SiteModel) -> float:
+            values = [
+                best["score"]
+                for task in self.tasks
+                if (summary := self.scores.get(model.name, task)) and (best := summary.get("best_of_two"))
+            ]
+            return float(np.mean(values)) if values else -1.0
+
+        self.models.sort(
+            key=lambda m: (
+                m.partial,
+                m.average is None,
+                -(m.average or 0.0),
+                -mean_available(m),
+                m.display_name,
+            )
+        )
+        for position, model in enumerate(m for m in self.models if m.average is not None):
+            model.rank = position + 1
+
+    # -- leaderboard -------------------------------------------------------------------------------
+
+    def cell(self, model: SiteModel, task: str) -> dict:
+        summary = self.scores.get(model.name, task)
+        best = summary.get("best_of_two") if summary else None
+        if best is None:
+            return {
+                "missing": True,
+                "task": task,
+                "reason": "not scored" if summary is None else "CF or MCF missing",
+            }
+        tied = [
+            self.by_name[name].display_name
+            for name in self.ties.get((model.name, task), [])
+            if name in self.by_name
+        ]
+        method = best["method"]
+        return {
+            "missing": False,
+            "task": task,
+            "score": best["score"],
+            "text": percent(best["score"]),
+            "se": best_of_two_stderr(summary),
+            "dagger": best["dagger"],
+            "partial": summary["partial"],
+            "method": METHOD_LABELS.get(method, method),
+            "tied": tied,
+            "n": summary["n_instances"],
+            "cf": best["cf_accuracy"],
+            "mcf": best["mcf_accuracy"],
+        }
+
+    def leaderboard_rows(self) -> list[dict]:
+        return [
+            {
+                "model": model,
+                "cells": [self.cell(model, task) for task in self.tasks],
+                "reasons": self.partial_reasons(model.name),
+            }
+            for model in self.models
+        ]
+
+    def partial_reasons(self, name: str) -> list[str]:
+        reasons = []
+        for task in self.tasks:
+            summary = self.scores.get(name, task)
+            if summary and summary["partial"]:
+                reasons.append(
+                    f"{self.task_specs[task].display_name}: {'; '.join(summary['partial_reasons'])}"
+                )
+        return reasons
+
+    def leaderboard_records(self) -> list[dict]:
+        records = []
+        for model in self.models:
+            record = {
+                "rank": model.rank,
+                "model": model.name,
+                "display_name": model.display_name,
+                "partial": model.partial,
+                "average": model.average,
+                "average_stderr": model.average_se,
+                "tasks": {},
+            }
+            for task in self.tasks:
+                cell = self.cell(model, task)
+                if cell["missing"]:
+                    record["tasks"][task] = None
+                    continue
+                record["tasks"][task] = {
+                    "score": cell["score"],
+                    "stderr": cell["se"],
+                    "formulation": "mcf" if cell["dagger"] else "cf",
+                    "dagger": cell["dagger"],
+                    "partial": cell["partial"],
+                    "cf_accuracy": cell["cf"],
+                    "mcf_accuracy": cell["mcf"],
+                    "n": cell["n"],
+                    "statistically_tied_with": [
+                        self.by_name[n].name
+                        for n in self.ties.get((model.name, task), [])
+                        if n in self.by_name
+                    ],
+                }
+            records.append(record)
+        return records
+
+    def leaderboard_csv(self) -> str:
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        header = ["rank", "model", "display_name", "partial", "average", "average_stderr"]
+        for task in self.tasks:
+            header += [task, f"{task}_stderr", f"{task}_formulation", f"{task}_partial"]
+        writer.writerow(header)
+
+        def number(value):
+            return "" if value is None else f"{100 * value:.2f}"
+
+        for record in self.leaderboard_records():
+            row = [
+                record["rank"] or "",
+                record["model"],
+                record["display_name"],
+                record["partial"],
+                number(record["average"]),
+                number(record["average_stderr"]),
+            ]
+            for task in self.tasks:
+                cell = record["tasks"][task]
+                if cell is None:
+                    row += ["", "", "", ""]
+                else:
+                    row += [
+                        number(cell["score"]),
+                        number(cell["stderr"]),
+                        cell["formulation"],
+                        cell["partial"],
+                    ]
+            writer.writerow(row)
+        return buffer.getvalue()
+
+    def leaderboard_json(self) -> str:
+        document = {
+            "olmes_version": __version__,
+            "tasks": self.tasks,
+            "note": "scores are fractions; formulation mcf = dagger; partial results are no OLMES scores",
+            "models": self.leaderboard_records(),
+        }
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+    # -- tasks -------------------------------------------------------------------------------------
+
+    def task_facts(self, task: str) -> dict:
+        spec = self.task_specs[task]
+        return {
+            "key": task,
+            "name": spec.display_name,
+            "short": spec.short_name,
+            "dataset": spec.dataset,
+            "split": spec.split,
+            "instances": spec.instances_note,
+            "norm": spec.recommended_norm,
+            "norm_formula": NORMALIZATION_FORMULAS[spec.recommended_norm],
+            "why": spec.why_norm,
+            "has_pmi": spec.has_pmi,
+        }
+
+    def task_methods(self, task: str) -> list[str]:
+        found = set()
+        for model in self.models:
+            summary = self.scores.get(model.name, task)
+            if summary:
+                found |= set(summary["methods"])
+        return [method for method in (*(cf_method(n) for n in NORMALIZATIONS), MCF) if method in found]
+
+    def task_score_rows(self, task: str) -> list[dict]:
+        rows = []
+        recommended = cf_method(self.task_specs[task].recommended_norm)
+        for model in self.models:
+            summary = self.scores.get(model.name, task)
+            if summary is None:
+                continue
+            methods = []
+            for method in self.task_methods(task):
+                stats = summary["methods"].get(method)
+                methods.append(
+                    {
+                        "method": method,
+                        "accuracy": stats["accuracy"] if stats else None,
+                        "se": stats.get("stderr") if stats else None,
+                        "recommended": method == recommended,
+                        "near_ties": stats.get("near_ties") if stats else None,
+                    }
+                )
+            rows.append(
+                {"model": model, "summary": summary, "methods": methods, "cell": self.cell(model, task)}
+            )
+        return rows
+
+    def prompt_blocks(self, task: str) -> list[dict]:
+        """The exact requests of the task's first instance, split into shots, query, continuations."""
+        blocks = []
+        for formulation, title in (
+            ("cf", "Cloze formulation (CF)"),
+            ("mcf", "Multiple-choice formulation (MCF)"),
+        ):
+            requests = self.requests.get((task, formulation))
+            if requests is None:
+                continue
+            rows = requests.example
+            conditional = [row for row in rows if not row.get("unconditional")]
+            unconditional = [row for row in rows if row.get("unconditional")]
+            subject = conditional[0].get("subject") if conditional else None
+            prefix = requests.prefix(subject)
+            contexts: list[dict] = []
+            for row in conditional:
+                if not contexts or contexts[-1]["context"] != row["context"]:
+                    context = row["context"]
+                    shots = prefix if context.startswith(prefix) else ""
+                    contexts.append(
+                        {
+                            "context": context,
+                            "shots": shots,
+                            "query": context[len(shots) :],
+                            "continuations": [],
+                        }
+                    )
+                contexts[-1]["continuations"].append(
+                    {
+                        "text": row["continuation"],
+                        "gold": row["choice"] == row["label"],
+                        "choice": row["choice"],
+                    }
+                )
+            block = {
+                "formulation": formulation,
+                "title": title,
+                "contexts": contexts,
+                "subject": subject,
+                "native_id": conditional[0].get("native_id") if conditional else None,
+                "instance_index": conditional[0]["instance_index"] if conditional else None,
+                "unconditional": [
+                    {
+                        "context": row["context"],
+                        "text": row["continuation"],
+                        "gold": row["choice"] == row["label"],
+                    }
+                    for row in unconditional
+                ],
+                "path": requests.path.name,
+            }
+            blocks.append(block)
+        return blocks
+
+    def browser_data(self, task: str) -> dict:
+        """The instance browser's data: instances (question, choices, gold) and every prediction."""
+        given = self.instances.get(task)
+        rows = given.rows if given is not None else {}
+        frames = {}
+        for model in self.models:
+            if self.scores.get(model.name, task) is not None:
+                frames[model.name] = self.scores.predictions(model.name, task)
+        known = {}
+        for frame in frames.values():
+            for row in frame.drop_duplicates("instance_index").itertuples(index=False):
+                known.setdefault(int(row.instance_index), row)
+        order = sorted(set(rows) | set(known))
+        position = {index: pos for pos, index in enumerate(order)}
+        instances = []
+        for index in order:
+            row, scored = rows.get(index), known.get(index)
+            if row is not None:
+                if scored is not None and int(scored.label) != row["gold"]:
+                    raise OlmesError(
+                        f"{given.path}: instance {index} has gold {row['gold']} but the scored run has "
+                        f"{int(scored.label)}; give the instances the run was made from"
+                    )
+                item = {"i": index, "id": str(row["native_id"]), "q": row["question"], "c": row["choices"]}
+                item.update(g=row["gold"], s=row.get("subject"))
+            else:
+                item = {
+                    "i": index,
+                    "id": str(scored.native_id),
+                    "q": "(no instance file given for this task: text unavailable)",
+                    "c": [f"choice {k + 1}" for k in range(int(scored.num_choices))],
+                    "g": int(scored.label),
+                    "s": None if pd.isna(scored.subject) else str(scored.subject),
+                }
+            if not item["s"]:
+                del item["s"]
+            instances.append(item)
+        methods = self.task_methods(task)
+        predictions, ties = {}, {}
+        for name, frame in frames.items():
+            predictions[name], ties[name] = {}, {}
+            for method, rows in frame.groupby("method", sort=False):
+                values = [-1] * len(order)
+                tied = []
+                for row in rows.itertuples(index=False):
+                    where = position[int(row.instance_index)]
+                    values[where] = int(row.prediction)
+                    if bool(row.near_tie):
+                        tied.append(where)
+                predictions[name][str(method)] = values
+                ties[name][str(method)] = tied
+        return {
+            "task": task,
+            "recommended": cf_method(self.task_specs[task].recommended_norm),
+            "methods": methods,
+            "method_labels": {method: METHOD_LABELS.get(method, method) for method in methods},
+            "models": [
+                {"name": m.name, "display_name": m.display_name} for m in self.models if m.name in frames
+            ],
+            "instances": instances,
+            "predictions": predictions,
+            "near_ties": ties,
+            "near_tie_nats": NEAR_TIE_NATS,
+            "decisive": {
+                name: (self.scores.get(name, task).get("best_of_two") or {}).get("method") for name in frames
+            },
+        }
+
+    def chance(self) -> dict[str, float]:
+        """Accuracy of guessing per task (percent), from the scored instances' numbers of choices."""
+        out = {}
+        for task in self.tasks:
+            for model in self.models:
+                if self.scores.get(model.name, task) is not None:
+                    frame = self.scores.predictions(model.name, task)
+                    first = frame.drop_duplicates("instance_index")
+                    out[self.task_specs[task].display_name] = round(
+                        100 * float(np.mean(1.0 / first["num_choices"])), 2
+                    )
+                    break
+        return out
+
+    # -- models ------------------------------------------------------------------------------------
+
+    def model_rows(self, model: SiteModel) -> list[dict]:
+        rows = []
+        for task in self.tasks:
+            summary = self.scores.get(model.name, task)
+            if summary is None:
+                continue
+            recommended = cf_method(self.task_specs[task].recommended_norm)
+            best = summary.get("best_of_two")
+            methods = []
+            for method in (*(cf_method(n) for n in NORMALIZATIONS), MCF):
+                stats = summary["methods"].get(method)
+                methods.append(
+                    {
+                        "method": method,
+                        "accuracy": stats["accuracy"] if stats else None,
+                        "se": stats.get("stderr") if stats else None,
+                        "near_ties": stats.get("near_ties") if stats else None,
+                        "recommended": method == recommended,
+                        "decisive": bool(best) and best["method"] == method,
+                    }
+                )
+            runs = []
+            for formulation, record in (summary.get("inputs") or {}).items():
+                run = record.get("run")
+                runs.append(
+                    {
+                        "formulation": formulation,
+                        "path": record.get("path"),
+                        "sha256": record.get("sha256"),
+                        "summary": run_summary(run),
+                        "record": run_record_rows(run),
+                    }
+                )
+            rows.append(
+                {
+                    "task": task,
+                    "name": self.task_specs[task].display_name,
+                    "summary": summary,
+                    "methods": methods,
+                    "cell": self.cell(model, task),
+                    "runs": runs,
+                    "mcf_near_ties": summary["methods"].get(MCF, {}).get("near_ties"),
+                }
+            )
+        return rows
+
+    def comparisons(self, model: SiteModel) -> list[dict]:
+        table = self.tables.get("paired_bootstrap") or {}
+        rows = []
+        for record in table.get("records", []):
+            if model.name not in (record["higher"], record["lower"]):
+                continue
+            other = record["lower"] if record["higher"] == model.name else record["higher"]
+            rows.append(
+                {
+                    "task": self.task_specs[record["task"]].display_name,
+                    "above": record["higher"] == model.name,
+                    "other": self.by_name.get(other),
+                    "other_name": other,
+                    "difference": record["difference"],
+                    "low": record["ci_low"],
+                    "high": record["ci_high"],
+                    "tied": record["tied"],
+                    "n": record["n_shared"],
+                }
+            )
+        return rows
+
+    # -- MMLU --------------------------------------------------------------------------------------
+
+    def mmlu_subjects(self) -> tuple[list[dict], list[dict], list[dict]]:
+        """Per-subject accuracies: the table's columns, its rows, and rows for the chart."""
+        recommended = cf_method(self.task_specs["mmlu"].recommended_norm)
+        columns, by_subject, chart_rows = [], {}, []
+        for model in self.models:
+            summary = self.scores.get(model.name, "mmlu")
+            if summary is None:
+                continue
+            for method, label in ((recommended, "CF"), (MCF, "MCF")):
+                stats = summary["methods"].get(method)
+                if not stats or "subjects" not in stats:
+                    continue
+                columns.append({"model": model, "label": label, "partial": summary["partial"]})
+                for subject, values in stats["subjects"].items():
+                    entry = by_subject.setdefault(
+                        subject, {"subject": subject, "n": values["n"], "values": {}}
+                    )
+                    entry["values"][len(columns) - 1] = values["accuracy"]
+                    chart_rows.append(
+                        {
+                            "subject": subject.replace("_", " "),
+                            "model": model.display_name,
+                            "formulation": label,
+                            "accuracy": values["accuracy"],
+                        }
+                    )
+        rows = []
+        for subject in sorted(by_subject):
+            entry = by_subject[subject]
+            rows.append(
+                {
+                    "subject": subject.replace("_", " "),
+                    "n": entry["n"],
+                    "accuracies": [entry["values"].get(k) for k in range(len(columns))],
+                }
+            )
+        return columns, rows, chart_rows
