@@ -17,6 +17,7 @@ localrules:
     requests,
     instances,
     models_file,
+    predict,
     score,
     tables,
     site,

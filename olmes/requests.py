@@ -1,8 +1,9 @@
 """Standardized instances -> request rows (context, continuation) for CF, its pmi rows, and MCF,
 and the instance rows (question, choices, gold) that readers of the results see.
 
-Row order follows the reference dumps: every conditional row by instance then choice, then (CF
-with pmi) every unconditional row by instance then choice.
+Row order follows the reference dumps: every row by instance then choice. The reference dumps put
+CF's unconditional (pmi) rows after all conditional ones in one file; here they are a request set of
+their own ("pmi"), so that the CF file followed by the pmi file is the reference dump's order.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from olmes import prompts
 from olmes.atomic import atomic_path
 from olmes.data import fewshot_instances, load_instances
 from olmes.errors import OlmesError
-from olmes.tasks import FORMULATIONS, Instance, Task, get_task
+from olmes.tasks import REQUEST_SETS, Instance, Task, get_task
 
 REQUEST_FIELDS = (
     "task", "formulation", "instance_index", "native_id", "choice", "label",
@@ -31,9 +32,15 @@ def build_requests(
     source: str = "bundle",
     pmi_everywhere: bool = False,
 ) -> list[dict[str, Any]]:
-    """All request rows of a task and formulation. ``pmi_everywhere`` adds pmi rows to every CF task."""
+    """All request rows of a task and request set (cf, pmi or mcf); ``pmi_everywhere`` allows pmi
+    rows for tasks whose standard has none."""
     task = get_task(task) if isinstance(task, str) else task
     return requests_of(task, formulation, task_instances(task, limit, source), source, pmi_everywhere)
+
+
+def request_sets(task: Task, pmi_everywhere: bool = False) -> tuple[str, ...]:
+    """The request sets a run of ``task`` scores: cf and mcf, and pmi where pmi is scored."""
+    return REQUEST_SETS if task.has_pmi or pmi_everywhere else tuple(s for s in REQUEST_SETS if s != "pmi")
 
 
 def task_instances(task: Task, limit: int | None = None, source: str = "bundle") -> list[Instance]:
@@ -62,17 +69,24 @@ def requests_of(
     source: str = "bundle",
     pmi_everywhere: bool = False,
 ) -> list[dict[str, Any]]:
-    """The request rows of ``instances`` (from :func:`task_instances`) in one formulation."""
-    if formulation not in FORMULATIONS:
-        raise OlmesError(f"unknown formulation {formulation!r}; choose one of: {', '.join(FORMULATIONS)}")
+    """The request rows of ``instances`` (from :func:`task_instances`) in one request set."""
+    if formulation not in REQUEST_SETS:
+        raise OlmesError(f"unknown formulation {formulation!r}; choose one of: {', '.join(REQUEST_SETS)}")
+    if formulation not in request_sets(task, pmi_everywhere):
+        raise OlmesError(
+            f"the standard scores {task.key} without pmi; --pmi-everywhere makes its pmi requests anyway"
+        )
+    if formulation == "pmi":
+        return [
+            row
+            for index, instance in enumerate(instances)
+            for row in _unconditional_rows(task, index, instance)
+        ]
     shots = _ShotCache(task, source)
+    render = _cf_rows if formulation == "cf" else _mcf_rows
     rows: list[dict[str, Any]] = []
     for index, instance in enumerate(instances):
-        render = _cf_rows if formulation == "cf" else _mcf_rows
         rows.extend(render(task, index, instance, shots.rendered(instance, formulation)))
-    if formulation == "cf" and (task.has_pmi or pmi_everywhere):
-        for index, instance in enumerate(instances):
-            rows.extend(_unconditional_rows(task, index, instance))
     return rows
 
 
@@ -119,7 +133,7 @@ def _cf_rows(task: Task, index: int, instance: Instance, shots: list[str]) -> It
 
 def _unconditional_rows(task: Task, index: int, instance: Instance) -> Iterable[dict[str, Any]]:
     for choice, continuation in enumerate(task.cf_continuations(instance)):
-        row = _row(task, "cf", index, instance, choice)
+        row = _row(task, "pmi", index, instance, choice)
         row["context"] = prompts.UNCONDITIONAL_CONTEXT
         row["continuation"] = continuation
         row["unconditional"] = True

@@ -31,6 +31,7 @@ NORMALIZATION_FORMULAS = {
     "pmi": 'sum - sum of the same continuation after the context "Answer:"',
 }
 MCF = "mcf"
+PMI = "pmi"  # the log-prob file of CF's choices after the bare context "Answer:" (pmi's baseline)
 
 NEAR_TIE_NATS = 1e-4
 """Top-two score gap at or below which a decision counts as a near tie (batch size or hardware can
@@ -80,6 +81,29 @@ class ChoiceTable:
 def read_logprobs(path: str | Path, formulation: str) -> ChoiceTable:
     """Read and validate one engine log-prob file of the given formulation ("cf" or "mcf")."""
     path = Path(path)
+    frame, task = _read_frame(path, formulation)
+    if frame["unconditional"].astype(bool).any():
+        raise OlmesError(
+            f"{path}: {formulation} file has unconditional rows; they belong in the task's pmi request "
+            "file (olmes requests --formulation pmi)"
+        )
+    return _layout(frame, path, task, formulation)
+
+
+def read_pmi(path: str | Path, cf: ChoiceTable) -> ChoiceTable:
+    """Add a pmi log-prob file (every choice after the bare context "Answer:") to its CF table."""
+    path = Path(path)
+    frame, task = _read_frame(path, PMI)
+    if not frame["unconditional"].astype(bool).all():
+        raise OlmesError(f"{path}: a pmi file holds only unconditional rows")
+    if task != cf.task:
+        raise OlmesError(f"{cf.path} is task {cf.task!r} but {path} is task {task!r}")
+    cf.uncond_sum = _unconditional(frame, cf, path)
+    return cf
+
+
+def _read_frame(path: Path, formulation: str) -> tuple[pd.DataFrame, str]:
+    """A log-prob file's rows, checked: engine columns, one task, the expected formulation, sane values."""
     try:
         frame = pd.read_parquet(path)
     except (OSError, ValueError) as error:
@@ -94,14 +118,7 @@ def read_logprobs(path: str | Path, formulation: str) -> ChoiceTable:
     if found != formulation:
         raise OlmesError(f"{path}: holds formulation {found!r} but was given as {formulation!r}")
     _check_values(frame, path)
-    cond = frame[~frame["unconditional"].astype(bool)]
-    uncond = frame[frame["unconditional"].astype(bool)]
-    if formulation == MCF and not uncond.empty:
-        raise OlmesError(f"{path}: MCF file has unconditional rows; MCF is never scored with pmi")
-    table = _layout(cond, path, task, formulation)
-    if not uncond.empty:
-        table.uncond_sum = _unconditional(uncond, table)
-    return table
+    return frame, task
 
 
 def _single_value(frame: pd.DataFrame, column: str, path: Path) -> str:
@@ -188,25 +205,27 @@ def _instance_name(path: Path, shape: pd.DataFrame, instance) -> str:
     return f"{path}: instance {instance} (native_id {shape.at[instance, 'native_id']})"
 
 
-def _unconditional(uncond: pd.DataFrame, table: ChoiceTable) -> np.ndarray:
+def _unconditional(uncond: pd.DataFrame, table: ChoiceTable, path: Path) -> np.ndarray:
     """The unconditional sums as a matrix aligned with the conditional ones; every cell must exist."""
     pivot = uncond.pivot(index="instance_index", columns="choice", values="sum_logprob")
     stray = pivot.index.difference(table.instance_index)
     if len(stray):
-        raise OlmesError(f"{table.path}: instance {stray[0]} has unconditional rows but no conditional ones")
+        raise OlmesError(
+            f"{path}: instance {stray[0]} has unconditional rows but no conditional ones in {table.path}"
+        )
     width = max(table.sum_logprob.shape[1], int(pivot.columns.max()) + 1)
     aligned = pivot.reindex(index=table.instance_index, columns=range(width)).to_numpy(np.float64)
     expected = np.zeros(aligned.shape, dtype=bool)
     expected[:, : table.sum_logprob.shape[1]] = ~np.isnan(table.sum_logprob)
     for mask, problem in (
         (expected & np.isnan(aligned), "has no unconditional (pmi) row for choice {choice}; "
-         "re-generate the requests with pmi rows and re-run the engine"),
+         "re-generate the pmi requests and re-run the engine"),
         (~expected & ~np.isnan(aligned), "has an unconditional row for choice {choice} but no conditional"),
     ):  # fmt: skip
         bad = np.argwhere(mask)
         if bad.size:
             row, choice = bad[0]
-            raise OlmesError(f"{table.path}: {table.describe(row)} " + problem.format(choice=choice))
+            raise OlmesError(f"{path}: {table.describe(row)} " + problem.format(choice=choice))
     return aligned[:, : table.sum_logprob.shape[1]]
 
 
@@ -224,8 +243,8 @@ def normalize(table: ChoiceTable, norm: str) -> np.ndarray:
     if norm == "pmi":
         if table.uncond_sum is None:
             raise OlmesError(
-                f"{table.path}: pmi asked but the file has no unconditional rows; "
-                "re-generate the requests with pmi rows and re-run the engine"
+                f"{table.path}: pmi asked but no pmi log-prob file was given; make the task's pmi "
+                "requests (olmes requests --formulation pmi) and score them with the engine"
             )
         return table.sum_logprob - table.uncond_sum
     raise OlmesError(f"unknown normalization {norm!r}; choose from {', '.join(NORMALIZATIONS)}")
@@ -252,55 +271,75 @@ def available_methods(cf: ChoiceTable | None, mcf: ChoiceTable | None) -> list[s
     return methods
 
 
-def predictions_frame(cf: ChoiceTable | None, mcf: ChoiceTable | None) -> pd.DataFrame:
-    """Per-instance predictions of every available method, long format (one row per method x instance).
+def method_predictions(method: str, table: ChoiceTable) -> pd.DataFrame:
+    """Per-instance predictions of one method (the MCF table for ``mcf``, the CF table otherwise).
 
     Columns: method, instance_index, native_id, subject, label, num_choices, prediction, correct,
     top_gap (best minus second-best score), near_tie (top_gap <= NEAR_TIE_NATS).
     """
-    if cf is not None and mcf is not None:
-        check_same_instances(cf, mcf)
-    parts = []
-    for method in available_methods(cf, mcf):
-        table = mcf if method == MCF else cf
-        scores = table.sum_logprob if method == MCF else normalize(table, method.removeprefix("cf_"))
-        predictions, gaps = decide(scores)
-        parts.append(
-            pd.DataFrame({
-                "method": method,
-                "instance_index": table.instance_index.astype(np.int64),
-                "native_id": table.native_id,
-                "subject": table.subject if table.subject is not None else None,
-                "label": table.label,
-                "num_choices": table.num_choices.astype(np.int64),
-                "prediction": predictions.astype(np.int64),
-                "correct": predictions == table.label,
-                "top_gap": gaps,
-                "near_tie": gaps <= NEAR_TIE_NATS,
-            })
-        )  # fmt: skip
-    frame = pd.concat(parts, ignore_index=True)
+    scores = table.sum_logprob if method == MCF else normalize(table, _norm_of(method))
+    predictions, gaps = decide(scores)
+    frame = pd.DataFrame({
+        "method": method,
+        "instance_index": table.instance_index.astype(np.int64),
+        "native_id": table.native_id,
+        "subject": table.subject if table.subject is not None else None,
+        "label": table.label,
+        "num_choices": table.num_choices.astype(np.int64),
+        "prediction": predictions.astype(np.int64),
+        "correct": predictions == table.label,
+        "top_gap": gaps,
+        "near_tie": gaps <= NEAR_TIE_NATS,
+    })  # fmt: skip
     frame["subject"] = frame["subject"].astype("string")
     return frame
 
 
-def check_same_instances(cf: ChoiceTable, mcf: ChoiceTable) -> None:
+def _norm_of(method: str) -> str:
+    if not method.startswith("cf_") or method.removeprefix("cf_") not in NORMALIZATIONS:
+        known = ", ".join([*map(cf_method, NORMALIZATIONS), MCF])
+        raise OlmesError(f"unknown scoring method {method!r}; choose one of: {known}")
+    return method.removeprefix("cf_")
+
+
+def predictions_frame(cf: ChoiceTable | None, mcf: ChoiceTable | None) -> pd.DataFrame:
+    """Per-instance predictions of every available method, long format (one row per method x instance)."""
+    parts = [
+        method_predictions(method, mcf if method == MCF else cf) for method in available_methods(cf, mcf)
+    ]
+    return pd.concat(parts, ignore_index=True)
+
+
+def gather_predictions(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """One model x task's per-method predictions in the methods' standard order (cf_none ... mcf)."""
+    order = [*map(cf_method, NORMALIZATIONS), MCF]
+    methods = [str(part["method"].iloc[0]) for part in parts]
+    if len(set(methods)) != len(methods):
+        raise OlmesError(f"predictions of one method given twice: {sorted(methods)}")
+    ranked = sorted(zip(methods, parts, strict=True), key=lambda pair: order.index(pair[0]))
+    frame = pd.concat([part for _, part in ranked], ignore_index=True)
+    frame["subject"] = frame["subject"].astype("string")
+    return frame
+
+
+def check_same_instances(predictions: pd.DataFrame, cf_path: Path, mcf_path: Path) -> None:
     """CF and MCF of one model x task must cover the same instances with the same golds and choices."""
-    if cf.task != mcf.task:
-        raise OlmesError(f"{cf.path} is task {cf.task!r} but {mcf.path} is task {mcf.task!r}")
-    if not np.array_equal(cf.instance_index, mcf.instance_index):
-        only = np.setxor1d(cf.instance_index, mcf.instance_index)
-        example = int(only[0]) if only.size else int(cf.instance_index[0])
+    cf = predictions[predictions["method"] == cf_method("none")].reset_index(drop=True)
+    mcf = predictions[predictions["method"] == MCF].reset_index(drop=True)
+    if not np.array_equal(cf["instance_index"], mcf["instance_index"]):
+        only = np.setxor1d(cf["instance_index"], mcf["instance_index"])
+        example = int(only[0]) if only.size else int(cf["instance_index"].iloc[0])
         raise OlmesError(
-            f"{cf.path} and {mcf.path} cover different instances (e.g. instance {example}); "
+            f"{cf_path} and {mcf_path} cover different instances (e.g. instance {example}); "
             "score CF and MCF runs made with the same limit"
         )
     for field in ("label", "num_choices"):
-        differ = np.flatnonzero(getattr(cf, field) != getattr(mcf, field))
+        differ = np.flatnonzero(cf[field].to_numpy() != mcf[field].to_numpy())
         if differ.size:
+            row = cf.iloc[differ[0]]
             raise OlmesError(
-                f"{cf.path} and {mcf.path} disagree on the {field} of {cf.describe(differ[0])}; "
-                "a choice may be missing from one of them"
+                f"{cf_path} and {mcf_path} disagree on the {field} of instance {int(row['instance_index'])} "
+                f"(native_id {row['native_id']}); a choice may be missing from one of them"
             )
 
 
@@ -414,39 +453,98 @@ def read_run_record(logprob_path: Path) -> dict | None:
         raise OlmesError(f"{record}: unreadable run record ({error}); re-run the engine") from error
 
 
+def read_tables(
+    cf_path: str | Path | None = None, pmi_path: str | Path | None = None, mcf_path: str | Path | None = None
+) -> tuple[ChoiceTable | None, ChoiceTable | None]:
+    """The CF table (with its pmi sums when a pmi file is given) and the MCF table of one model x task."""
+    if cf_path is None and mcf_path is None:
+        raise OlmesError("nothing to score: give a CF and/or an MCF log-prob file")
+    if pmi_path is not None and cf_path is None:
+        raise OlmesError(f"{pmi_path}: a pmi log-prob file is scored together with its CF file (--cf)")
+    cf = read_logprobs(cf_path, "cf") if cf_path is not None else None
+    if pmi_path is not None:
+        read_pmi(pmi_path, cf)
+    mcf = read_logprobs(mcf_path, MCF) if mcf_path is not None else None
+    if cf is not None and mcf is not None and cf.task != mcf.task:
+        raise OlmesError(f"{cf.path} is task {cf.task!r} but {mcf.path} is task {mcf.task!r}")
+    for table in (cf, mcf):
+        if table is not None and get_task(table.task).subjects and table.subject is None:
+            raise OlmesError(
+                f"{table.path}: {table.task} is averaged over subjects but the file has no subject column"
+            )
+    return cf, mcf
+
+
+def predict(
+    model: str,
+    method: str,
+    cf_path: str | Path | None = None,
+    pmi_path: str | Path | None = None,
+    mcf_path: str | Path | None = None,
+) -> pd.DataFrame:
+    """One method's per-instance predictions of one model x task (the light job the workflow fans
+    out per method); it reads only the files the method needs."""
+    if method == MCF:
+        _, table = read_tables(mcf_path=mcf_path)
+    else:
+        pmi = pmi_path if _norm_of(method) == "pmi" else None
+        table, _ = read_tables(cf_path=cf_path, pmi_path=pmi)
+    if table is None:
+        raise OlmesError(f"method {method} needs its log-prob file (--{'mcf' if method == MCF else 'cf'})")
+    return _labelled(method_predictions(method, table), model, table.task)
+
+
+def _labelled(predictions: pd.DataFrame, model: str, task: str) -> pd.DataFrame:
+    predictions.insert(0, "task", task)
+    predictions.insert(0, "model", model)
+    return predictions
+
+
 def score_task(
     model: str,
-    cf_path: str | Path | None,
-    mcf_path: str | Path | None,
+    *,
+    cf_path: str | Path | None = None,
+    pmi_path: str | Path | None = None,
+    mcf_path: str | Path | None = None,
     limit: int | None = None,
     require_pmi: bool = False,
 ) -> tuple[pd.DataFrame, dict]:
-    """Score one model x task from its CF and/or MCF log-prob files.
+    """Score one model x task under every method its log-prob files allow, in one go.
 
-    pmi is required when the task's standard has pmi requests, or with ``require_pmi`` (runs that
-    ask for all four normalizations on every task). Returns the predictions frame (see
-    :func:`predictions_frame`, plus ``model`` and ``task`` columns) and the summary dict documented
-    in docs/file-formats.md; the caller adds the predictions file's location to the summary.
+    Returns the predictions frame (see :func:`method_predictions`, plus ``model`` and ``task``
+    columns) and the summary of :func:`summarize`.
     """
-    if cf_path is None and mcf_path is None:
-        raise OlmesError("nothing to score: give a CF and/or an MCF log-prob file")
-    cf = read_logprobs(cf_path, "cf") if cf_path is not None else None
-    mcf = read_logprobs(mcf_path, MCF) if mcf_path is not None else None
-    task = (cf or mcf).task
+    cf, mcf = read_tables(cf_path, pmi_path, mcf_path)
+    predictions = _labelled(predictions_frame(cf, mcf), model, (cf or mcf).task)
+    inputs = {"cf": cf_path, "pmi": pmi_path, "mcf": mcf_path}
+    present = {formulation: Path(path) for formulation, path in inputs.items() if path is not None}
+    return predictions, summarize(predictions, present, limit, require_pmi)
+
+
+def summarize(
+    predictions: pd.DataFrame, inputs: dict[str, Path], limit: int | None = None, require_pmi: bool = False
+) -> dict:
+    """The summary of one model x task (docs/file-formats.md) from its predictions of every method.
+
+    ``inputs`` maps "cf", "pmi", "mcf" to the log-prob files the predictions came from (recorded with
+    their SHA-256 and run records). pmi is required when the task's standard has pmi requests, or
+    with ``require_pmi`` (runs that ask for all four normalizations on every task). The caller adds
+    the predictions file's location.
+    """
+    model = str(predictions["model"].iloc[0])
+    task = _single_value(predictions, "task", inputs.get("cf") or inputs["mcf"])
     spec = get_task(task)
-    for table in (cf, mcf):
-        if table is not None and spec.subjects and table.subject is None:
-            raise OlmesError(
-                f"{table.path}: {task} is averaged over subjects but the file has no subject column"
-            )
-    if cf is not None and (spec.has_pmi or require_pmi):
-        normalize(cf, "pmi")  # raises the missing-pmi error
-    predictions = predictions_frame(cf, mcf)
-    predictions.insert(0, "task", task)
-    predictions.insert(0, "model", model)
+    found = set(predictions["method"])
+    if "cf" in inputs and (spec.has_pmi or require_pmi) and cf_method("pmi") not in found:
+        raise OlmesError(
+            f"{inputs['cf']}: pmi asked but no pmi log-prob file was given; make the task's pmi "
+            "requests (olmes requests --formulation pmi) and score them with the engine"
+        )
+    if "cf" in inputs and "mcf" in inputs:
+        check_same_instances(predictions, inputs["cf"], inputs["mcf"])
     methods = method_stats(predictions, task)
-    n_instances = len((cf or mcf).instance_index)
-    reasons = partial_reasons(task, n_instances, limit, cf is not None, mcf is not None)
+    n_instances = int((predictions["method"] == predictions["method"].iloc[0]).sum())
+    reasons = partial_reasons(task, n_instances, limit, "cf" in inputs, "mcf" in inputs)
     summary = {
         "schema": SUMMARY_SCHEMA,
         "model": model,
@@ -461,10 +559,10 @@ def score_task(
         "methods": methods,
         "best_of_two": olmes_result(methods, spec.recommended_norm),
         "near_tie_nats": NEAR_TIE_NATS,
-        "inputs": {table.formulation: _input_record(table.path) for table in (cf, mcf) if table is not None},
+        "inputs": {formulation: _input_record(path) for formulation, path in inputs.items()},
     }
     summary["olmes"] = None if summary["partial"] else summary["best_of_two"]
-    return predictions, summary
+    return summary
 
 
 def _input_record(path: Path) -> dict:

@@ -7,6 +7,7 @@ from collections import Counter
 import pytest
 
 from olmes.data import load_instances
+from olmes.errors import OlmesError
 from olmes.requests import build_requests
 from olmes.tasks import get_task
 
@@ -134,9 +135,12 @@ def test_mmlu_rows_per_subject(mmlu_requests) -> None:
 
 
 def test_pmi_everywhere_adds_unconditional_rows_to_mmlu() -> None:
-    rows = build_requests("mmlu", "cf", limit=3, pmi_everywhere=True)
-    unconditional = [row for row in rows if row["unconditional"]]
-    assert len(rows) == 24 and len(unconditional) == 12
-    assert rows[12:] == unconditional
+    with pytest.raises(OlmesError, match="without pmi"):
+        build_requests("mmlu", "pmi", limit=3)
+    unconditional = build_requests("mmlu", "pmi", limit=3, pmi_everywhere=True)
+    assert len(unconditional) == 12 and all(row["unconditional"] for row in unconditional)
     assert all(row["context"] == "Answer:" for row in unconditional)
     assert [row["continuation"] for row in unconditional[:4]] == [" 0", " 4", " 2", " 6"]
+    assert [row["continuation"] for row in build_requests("mmlu", "cf", limit=3)] == [
+        row["continuation"] for row in unconditional
+    ]

@@ -15,7 +15,7 @@ import yaml
 
 from olmes.cli import main
 from olmes.config import validate_config
-from olmes.requests import build_requests, write_jsonl
+from olmes.requests import build_requests, request_sets, write_jsonl
 from olmes.tasks import TASKS
 from olmes.tasks.base import curated_fewshot
 from olmes.tasks.question_answer import CSQA
@@ -59,7 +59,7 @@ def test_tasks_command_lists_the_registry(toy_task, capsys):
 def test_made_up_task_reaches_requests_scores_tables_and_site(toy_task, tmp_path):
     folders = {name: tmp_path / name for name in ("requests", "logprobs", "scores", "tables", "site")}
     args = []
-    for formulation in ("cf", "mcf"):
+    for formulation in request_sets(toy_task):  # cf, pmi (CSQA's record scores pmi), mcf
         rows = build_requests("toyqa", formulation, limit=4)
         assert {row["task"] for row in rows} == {"toyqa"} and len({r["instance_index"] for r in rows}) == 4
         write_jsonl(rows, folders["requests"] / f"toyqa.{formulation}.jsonl")

@@ -43,11 +43,19 @@ def test_hellaswag_sample_positions_match_spec() -> None:
 
 def test_cli_writes_documented_fields(tmp_path) -> None:
     out = tmp_path / "req.jsonl"
+    pmi = tmp_path / "pmi.jsonl"
     assert main(["requests", "csqa", "--formulation", "cf", "--limit", "3", "--output", str(out)]) == 0
-    rows = read_jsonl(out)
-    assert len(rows) == 3 * 5 * 2  # 3 instances x 5 choices, conditional and unconditional
-    assert all(tuple(row) == REQUEST_FIELDS for row in rows)
-    assert [row["unconditional"] for row in rows] == [False] * 15 + [True] * 15
+    assert main(["requests", "csqa", "--formulation", "pmi", "--limit", "3", "--output", str(pmi)]) == 0
+    rows, baseline = read_jsonl(out), read_jsonl(pmi)
+    assert len(rows) == len(baseline) == 3 * 5  # 3 instances x 5 choices
+    assert all(tuple(row) == REQUEST_FIELDS for row in rows + baseline)
+    assert {row["unconditional"] for row in rows} == {False} and {row["formulation"] for row in rows} == {
+        "cf"
+    }
+    assert {row["context"] for row in baseline} == {"Answer:"} and {r["formulation"] for r in baseline} == {
+        "pmi"
+    }
+    assert [row["continuation"] for row in baseline] == [row["continuation"] for row in rows]
     assert [row["instance_index"] for row in rows[:15:5]] == [0, 1, 2]
     assert all(not row["context"][-1].isspace() and row["continuation"][0] == " " for row in rows)
 
@@ -60,6 +68,7 @@ def test_cli_writes_documented_fields(tmp_path) -> None:
         (["requests", "piqa", "--formulation", "cf", "--limit", "0"], "must be a positive number"),
         (["requests", "piqa", "--formulation", "cf", "--limit", "-3"], "must be a positive number"),
         (["requests", "piqa"], "--output and --formulation go together"),
+        (["requests", "boolq", "--formulation", "pmi"], "the standard scores boolq without pmi"),
     ],
 )
 def test_cli_errors_are_one_line_and_non_zero(tmp_path, argv: list[str], message: str) -> None:

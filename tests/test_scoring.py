@@ -38,6 +38,15 @@ def write(tmp_path, name, rows):
     return path
 
 
+def cf_files(tmp_path, name, rows):
+    """CF rows as the engine writes them: the conditional rows in ``name``, the unconditional ones
+    (if any) in a pmi file beside it. Returns the keyword arguments of ``scoring.score_task``."""
+    conditional = [row for row in rows if not row["unconditional"]]
+    unconditional = [{**row, "formulation": "pmi"} for row in rows if row["unconditional"]]
+    pmi = write(tmp_path, name.replace(".parquet", ".pmi.parquet"), unconditional) if unconditional else None
+    return {"cf_path": write(tmp_path, name, conditional), "pmi_path": pmi}
+
+
 def mcf_rows(task, labels, winners, **extra):
     """MCF rows where instance i's letter ``winners[i]`` has the highest log-prob."""
     rows = []
@@ -62,7 +71,7 @@ def test_each_normalization_picks_its_choice(tmp_path):
     uncond = [-1.0, -1.5, -5.0, -3.0]
     # none/token: -2.0 is best -> 0.  char: -1.0, -0.73, -0.7, -0.3 -> 3.  pmi: -1.0, -0.7, 0.1, -3.0 -> 2.
     rows = instance_rows("arc_challenge", "cf", 0, continuations, sums, 2, tokens=tokens, uncond=uncond)
-    predictions, summary = scoring.score_task("m", write(tmp_path, "cf.parquet", rows), None)
+    predictions, summary = scoring.score_task("m", **cf_files(tmp_path, "cf.parquet", rows))
     picked = dict(zip(predictions["method"], predictions["prediction"], strict=True))
     assert picked == {"cf_none": 0, "cf_token": 0, "cf_char": 3, "cf_pmi": 2}
     assert method(summary, "cf_pmi")["accuracy"] == 1.0
@@ -71,7 +80,7 @@ def test_each_normalization_picks_its_choice(tmp_path):
 
 def test_token_normalization_divides_by_token_count(tmp_path):
     rows = instance_rows("arc_easy", "cf", 0, [" x", " y"], [-4.0, -3.0], 0, tokens=[4, 1], uncond=[-1, -1])
-    predictions, _ = scoring.score_task("m", write(tmp_path, "cf.parquet", rows), None)
+    predictions, _ = scoring.score_task("m", **cf_files(tmp_path, "cf.parquet", rows))
     picked = dict(zip(predictions["method"], predictions["prediction"], strict=True))
     assert picked["cf_none"] == 1 and picked["cf_token"] == 0  # -1.0/token beats -3.0/token
 
@@ -80,7 +89,7 @@ def test_char_counts_the_leading_space(tmp_path):
     # " a" is 2 characters and " abcdef" 7: -1.9/2 = -0.95 beats -7.0/7 = -1.0, so choice 0 wins.
     # Without the space it would be -1.9/1 = -1.9 against -7.0/6 = -1.17, and choice 1 would win.
     rows = instance_rows("arc_easy", "cf", 0, [" a", " abcdef"], [-1.9, -7.0], 0, uncond=[-1, -1])
-    predictions, summary = scoring.score_task("m", write(tmp_path, "cf.parquet", rows), None)
+    predictions, summary = scoring.score_task("m", **cf_files(tmp_path, "cf.parquet", rows))
     char = predictions[predictions["method"] == "cf_char"].iloc[0]
     assert char["prediction"] == 0 and bool(char["correct"])
     assert method(summary, "cf_char")["accuracy"] == 1.0
@@ -88,7 +97,7 @@ def test_char_counts_the_leading_space(tmp_path):
 
 def test_pmi_is_conditional_minus_unconditional(tmp_path):
     rows = instance_rows("csqa", "cf", 0, [" x", " y"], [-5.0, -3.0], 0, uncond=[-9.0, -3.5])
-    predictions, _ = scoring.score_task("m", write(tmp_path, "cf.parquet", rows), None)
+    predictions, _ = scoring.score_task("m", **cf_files(tmp_path, "cf.parquet", rows))
     pmi = predictions[predictions["method"] == "cf_pmi"].iloc[0]
     assert pmi["prediction"] == 0  # 4.0 against 0.5
     assert pmi["top_gap"] == pytest.approx(3.5)
@@ -96,7 +105,7 @@ def test_pmi_is_conditional_minus_unconditional(tmp_path):
 
 def test_first_index_wins_exact_ties(tmp_path):
     rows = instance_rows("arc_easy", "cf", 0, [" x", " y", " z"], [-2.0, -1.0, -1.0], 2, uncond=[0, 0, 0])
-    predictions, summary = scoring.score_task("m", write(tmp_path, "cf.parquet", rows), None)
+    predictions, summary = scoring.score_task("m", **cf_files(tmp_path, "cf.parquet", rows))
     none = predictions[predictions["method"] == "cf_none"].iloc[0]
     assert none["prediction"] == 1 and not none["correct"]
     assert bool(none["near_tie"]) and method(summary, "cf_none")["near_ties"] == 1
@@ -117,7 +126,7 @@ def test_boolq_uses_none_and_needs_no_pmi(tmp_path):
     cf = instance_rows("boolq", "cf", 0, [" yes", " no"], [-1.2, -1.0], 0)
     mcf = instance_rows("boolq", "mcf", 0, [" A", " B"], [-0.1, -2.0], 0)
     _, summary = scoring.score_task(
-        "m", write(tmp_path, "cf.parquet", cf), write(tmp_path, "mcf.parquet", mcf)
+        "m", **cf_files(tmp_path, "cf.parquet", cf), mcf_path=write(tmp_path, "mcf.parquet", mcf)
     )
     assert "cf_pmi" not in summary["methods"]
     assert method(summary, "cf_none")["accuracy"] == 0.0
@@ -132,7 +141,7 @@ def test_winogrande_compares_one_continuation_under_each_context(tmp_path):
     rows = []
     for index, (sums, label) in enumerate((([-7.5, -6.0], 1), ([-3.0, -4.0], 1), ([-2.0, -2.5], 0))):
         rows += instance_rows("winogrande", "cf", index, [" is heavy."] * 2, sums, label, tokens=[3, 3])
-    predictions, summary = scoring.score_task("m", write(tmp_path, "cf.parquet", rows), None)
+    predictions, summary = scoring.score_task("m", **cf_files(tmp_path, "cf.parquet", rows))
     for name in ("cf_none", "cf_token", "cf_char"):
         assert predictions[predictions["method"] == name]["prediction"].tolist() == [1, 0, 0]
         assert method(summary, name)["accuracy"] == pytest.approx(2 / 3)
@@ -142,7 +151,7 @@ def test_instances_with_different_numbers_of_choices(tmp_path):
     rows = instance_rows("arc_challenge", "cf", 0, [" a", " b", " c"], [-3, -2, -1], 2, uncond=[0, 0, 0])
     rows += instance_rows("arc_challenge", "cf", 1, [" a", " b", " c", " d", " e"], [-5, -4, -3, -2, -1], 4,
                           uncond=[0] * 5)  # fmt: skip
-    predictions, summary = scoring.score_task("m", write(tmp_path, "cf.parquet", rows), None)
+    predictions, summary = scoring.score_task("m", **cf_files(tmp_path, "cf.parquet", rows))
     assert predictions[predictions["method"] == "cf_none"]["prediction"].tolist() == [2, 4]
     assert method(summary, "cf_pmi")["accuracy"] == 1.0
 
@@ -160,9 +169,9 @@ def test_dagger_when_mcf_is_strictly_better(tmp_path, monkeypatch):
         cf += instance_rows("hellaswag", "cf", index, [" a", " b", " c", " d"], sums, label, uncond=[0] * 4)
     mcf_better = mcf_rows("hellaswag", labels, [0, 1, 2, 0])  # 3 of 4
     mcf_equal = mcf_rows("hellaswag", labels, [0, 1, 0, 0])  # 2 of 4
-    cf_path = write(tmp_path, "cf.parquet", cf)
-    _, better = scoring.score_task("m", cf_path, write(tmp_path, "mcf1.parquet", mcf_better))
-    _, equal = scoring.score_task("m", cf_path, write(tmp_path, "mcf2.parquet", mcf_equal))
+    cf_paths = cf_files(tmp_path, "cf.parquet", cf)
+    _, better = scoring.score_task("m", **cf_paths, mcf_path=write(tmp_path, "mcf1.parquet", mcf_better))
+    _, equal = scoring.score_task("m", **cf_paths, mcf_path=write(tmp_path, "mcf2.parquet", mcf_equal))
     assert better["olmes"] == better["best_of_two"]
     assert better["olmes"]["dagger"] and better["olmes"]["score"] == 0.75
     assert better["olmes"]["method"] == "mcf" and better["olmes"]["cf_method"] == "cf_char"
@@ -176,7 +185,7 @@ def test_mmlu_macro_and_micro_on_uneven_subjects(tmp_path):
     for index, (subject, right) in enumerate(layout):
         sums = [-2.0, -1.0, -3.0, -3.0] if right else [-1.0, -2.0, -3.0, -3.0]
         rows += instance_rows("mmlu", "cf", index, [" w", " x", " y", " z"], sums, 1, subject=subject)
-    _, summary = scoring.score_task("m", write(tmp_path, "cf.parquet", rows), None)
+    _, summary = scoring.score_task("m", **cf_files(tmp_path, "cf.parquet", rows))
     char = method(summary, "cf_char")
     assert char["accuracy"] == pytest.approx((1.0 + 1 / 3) / 2)  # macro: the score
     assert char["micro_accuracy"] == pytest.approx(0.5)
@@ -196,11 +205,11 @@ def test_standard_error_formula():
 def test_partial_by_limit_and_by_instance_count(tmp_path):
     rows = instance_rows("piqa", "cf", 0, [" a", " b"], [-1, -2], 0, uncond=[0, 0])
     mcf = instance_rows("piqa", "mcf", 0, [" A", " B"], [-1, -2], 0)
-    paths = write(tmp_path, "cf.parquet", rows), write(tmp_path, "mcf.parquet", mcf)
-    _, summary = scoring.score_task("m", *paths)
+    paths = {**cf_files(tmp_path, "cf.parquet", rows), "mcf_path": write(tmp_path, "mcf.parquet", mcf)}
+    _, summary = scoring.score_task("m", **paths)
     assert summary["partial"] and summary["olmes"] is None and summary["best_of_two"]["score"] == 1.0
     assert summary["partial_reasons"] == ["1 instances scored, the standard has 1000"]
-    _, limited = scoring.score_task("m", *paths, limit=1)
+    _, limited = scoring.score_task("m", **paths, limit=1)
     assert limited["partial_reasons"][0] == "run with limit 1"
     assert scoring.partial_reasons("piqa", 1000, None, True, True) == []
     assert scoring.partial_reasons("piqa", 1000, 1000, True, True) == []
@@ -213,16 +222,16 @@ def test_partial_by_limit_and_by_instance_count(tmp_path):
 def test_missing_pmi_rows_when_the_standard_has_pmi(tmp_path):
     rows = instance_rows("arc_challenge", "cf", 0, [" a", " b"], [-1, -2], 0)
     path = write(tmp_path, "arc.parquet", rows)
-    with pytest.raises(OlmesError, match=r"arc\.parquet: pmi asked but the file has no unconditional rows"):
-        scoring.score_task("m", path, None)
+    with pytest.raises(OlmesError, match=r"arc\.parquet: pmi asked but no pmi log-prob file was given"):
+        scoring.score_task("m", cf_path=path)
 
 
 def test_missing_pmi_rows_with_pmi_everywhere(tmp_path):
     rows = instance_rows("boolq", "cf", 0, [" yes", " no"], [-1, -2], 0)
     path = write(tmp_path, "boolq.parquet", rows)
-    assert scoring.score_task("m", path, None)[1]["methods"].keys() == {"cf_none", "cf_token", "cf_char"}
+    assert scoring.score_task("m", cf_path=path)[1]["methods"].keys() == {"cf_none", "cf_token", "cf_char"}
     with pytest.raises(OlmesError, match="pmi asked"):
-        scoring.score_task("m", path, None, require_pmi=True)
+        scoring.score_task("m", cf_path=path, require_pmi=True)
 
 
 def test_one_missing_unconditional_row_names_the_instance(tmp_path):
@@ -230,9 +239,9 @@ def test_one_missing_unconditional_row_names_the_instance(tmp_path):
     rows += instance_rows("csqa", "cf", 1, [" a", " b"], [-1, -2], 0, uncond=[-1, -1])
     rows = [r for r in rows if not (r["instance_index"] == 1 and r["unconditional"] and r["choice"] == 1)]
     with pytest.raises(
-        OlmesError, match=r"csqa\.parquet: instance 1 \(native_id id-1\) has no unconditional"
+        OlmesError, match=r"csqa\.pmi\.parquet: instance 1 \(native_id id-1\) has no unconditional"
     ):
-        scoring.score_task("m", write(tmp_path, "csqa.parquet", rows), None)
+        scoring.score_task("m", **cf_files(tmp_path, "csqa.parquet", rows))
 
 
 def test_missing_choice_names_the_instance(tmp_path):
@@ -242,7 +251,7 @@ def test_missing_choice_names_the_instance(tmp_path):
     with pytest.raises(
         OlmesError, match=r"gap\.parquet: instance 1 \(native_id id-1\) .*choice\(s\) \[1\] missing"
     ):
-        scoring.score_task("m", write(tmp_path, "gap.parquet", rows), None)
+        scoring.score_task("m", **cf_files(tmp_path, "gap.parquet", rows))
 
 
 def test_missing_last_choice_is_caught_against_mcf(tmp_path):
@@ -252,13 +261,15 @@ def test_missing_last_choice_is_caught_against_mcf(tmp_path):
     mcf = instance_rows("winogrande", "mcf", 0, [" A", " B"], [-1, -2], 0)
     mcf += instance_rows("winogrande", "mcf", 1, [" A", " B"], [-1, -2], 0)
     with pytest.raises(OlmesError, match=r"disagree on the num_choices of instance 1 \(native_id id-1\)"):
-        scoring.score_task("m", write(tmp_path, "cf.parquet", cf), write(tmp_path, "mcf.parquet", mcf))
+        scoring.score_task(
+            "m", **cf_files(tmp_path, "cf.parquet", cf), mcf_path=write(tmp_path, "mcf.parquet", mcf)
+        )
 
 
 def test_gold_beyond_the_choices_is_an_error(tmp_path):
     rows = instance_rows("boolq", "cf", 7, [" yes"], [-1], 1)
     with pytest.raises(OlmesError, match=r"instance 7 .* gold label 1 but 1 choice"):
-        scoring.score_task("m", write(tmp_path, "cf.parquet", rows), None)
+        scoring.score_task("m", **cf_files(tmp_path, "cf.parquet", rows))
 
 
 def test_nan_logprob_names_file_instance_and_choice(tmp_path):
@@ -267,22 +278,28 @@ def test_nan_logprob_names_file_instance_and_choice(tmp_path):
     with pytest.raises(
         OlmesError, match=r"nan\.parquet: instance 1 \(native_id id-1\), choice 1 has log-prob nan"
     ):
-        scoring.score_task("m", write(tmp_path, "nan.parquet", rows), None)
+        scoring.score_task("m", **cf_files(tmp_path, "nan.parquet", rows))
 
 
 def test_duplicate_rows_and_wrong_formulation(tmp_path):
     rows = instance_rows("boolq", "cf", 0, [" yes", " no"], [-1, -2], 0)
     with pytest.raises(OlmesError, match="appears more than once"):
-        scoring.score_task("m", write(tmp_path, "dup.parquet", rows + rows[:1]), None)
+        scoring.score_task("m", cf_path=write(tmp_path, "dup.parquet", rows + rows[:1]))
     with pytest.raises(OlmesError, match="holds formulation 'cf' but was given as 'mcf'"):
-        scoring.score_task("m", None, write(tmp_path, "cf.parquet", rows))
+        scoring.score_task("m", mcf_path=write(tmp_path, "cf.parquet", rows))
+    with pytest.raises(OlmesError, match="cf file has unconditional rows; they belong in the task's pmi"):
+        scoring.score_task(
+            "m", cf_path=write(tmp_path, "mixed.parquet", rows + [{**rows[0], "unconditional": True}])
+        )
 
 
 def test_cf_and_mcf_must_cover_the_same_instances(tmp_path):
     cf = instance_rows("boolq", "cf", 0, [" yes", " no"], [-1, -2], 0)
     mcf = instance_rows("boolq", "mcf", 5, [" A", " B"], [-1, -2], 0)
     with pytest.raises(OlmesError, match="cover different instances"):
-        scoring.score_task("m", write(tmp_path, "cf.parquet", cf), write(tmp_path, "mcf.parquet", mcf))
+        scoring.score_task(
+            "m", **cf_files(tmp_path, "cf.parquet", cf), mcf_path=write(tmp_path, "mcf.parquet", mcf)
+        )
 
 
 # -- the command --------------------------------------------------------------------------------------
@@ -314,7 +331,51 @@ def test_score_command_writes_predictions_and_summary(tmp_path, capsys):
     assert "holds task 'boolq', not 'piqa'" in capsys.readouterr().err
 
 
+def test_per_method_predictions_gather_into_the_same_scores(tmp_path):
+    """The workflow's fan-out (one olmes predict per method, then olmes score --from-predictions)
+    gives byte for byte the predictions and the summary of scoring everything at once."""
+    cf, mcf = [], []
+    for index, label in enumerate([0, 2, 1]):
+        sums, uncond = [-2.0, -1.5 - index, -3.0], [-1.0, -0.5, -2.5]
+        cf += instance_rows("csqa", "cf", index, [" a", " bb", " ccc"], sums, label, uncond=uncond)
+        mcf += instance_rows("csqa", "mcf", index, [" A", " B", " C"], [-1, -2, -0.5], label)
+    files = {**cf_files(tmp_path, "cf.parquet", cf), "mcf_path": write(tmp_path, "mcf.parquet", mcf)}
+    logprobs = [
+        "--cf",
+        str(files["cf_path"]),
+        "--pmi",
+        str(files["pmi_path"]),
+        "--mcf",
+        str(files["mcf_path"]),
+    ]
+    parts = []
+    for name in ("mcf", "cf_pmi", "cf_none", "cf_char", "cf_token"):  # any order
+        parts.append(tmp_path / "parts" / f"{name}.parquet")
+        assert (
+            main(["predict", "--model-name", "m", "--method", name, *logprobs, "--output", str(parts[-1])])
+            == 0
+        )
+    for folder, extra in (("gathered", ["--from-predictions", *map(str, parts)]), ("direct", [])):
+        argv = ["score", "--model-name", "m", "--task", "csqa", *logprobs, *extra, "--limit", "3"]
+        argv += [
+            "--predictions",
+            str(tmp_path / folder / "p.parquet"),
+            "--summary",
+            str(tmp_path / folder / "s.json"),
+        ]
+        assert main(argv) == 0
+    gathered, direct = (pd.read_parquet(tmp_path / folder / "p.parquet") for folder in ("gathered", "direct"))
+    pd.testing.assert_frame_equal(gathered, direct)
+    assert list(gathered["method"].unique()) == ["cf_none", "cf_token", "cf_char", "cf_pmi", "mcf"]
+    summaries = [json.loads((tmp_path / folder / "s.json").read_text()) for folder in ("gathered", "direct")]
+    assert summaries[0] == summaries[1] and set(summaries[0]["inputs"]) == {"cf", "pmi", "mcf"}
+    with pytest.raises(OlmesError, match="pmi asked but no pmi log-prob file"):
+        scoring.summarize(gathered[gathered["method"] != "cf_pmi"], {"cf": files["cf_path"]})
+    with pytest.raises(OlmesError, match="given twice"):
+        scoring.gather_predictions([pd.read_parquet(parts[0]), pd.read_parquet(parts[0])])
+
+
 def test_mmlu_without_subjects_is_an_error(tmp_path):
     rows = instance_rows("mmlu", "cf", 0, [" a", " b"], [-1, -2], 0)
     with pytest.raises(OlmesError, match=r"cf\.parquet: mmlu is averaged over subjects but the file has no"):
-        scoring.score_task("m", write(tmp_path, "cf.parquet", rows), None)
+        scoring.score_task("m", **cf_files(tmp_path, "cf.parquet", rows))

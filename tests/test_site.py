@@ -174,7 +174,7 @@ def built(tmp_path_factory):
         requests = {}
         for key, task in TASKS.items():
             counts[key] = len(_instances(task))
-            for formulation in ("cf", "mcf"):
+            for formulation in requests_module.request_sets(task):
                 rows = requests_module.build_requests(key, formulation)
                 requests[key, formulation] = rows
                 requests_module.write_jsonl(rows, req_dir / f"{key}.{formulation}.jsonl")
@@ -190,7 +190,7 @@ def built(tmp_path_factory):
         for seed, (model, tasks, limit) in enumerate(plan):
             for key in tasks:
                 args = ["score", "--model-name", model, "--task", key]
-                for formulation in ("cf", "mcf"):
+                for formulation in requests_module.request_sets(TASKS[key]):
                     rows = requests[key, formulation]
                     if limit is not None:
                         rows = [row for row in rows if row["instance_index"] < limit]
@@ -363,6 +363,12 @@ def test_tables_of_an_older_olmes_are_refused(built, tmp_path):
 
     with pytest.raises(OlmesError, match="written by an older olmes; re-run `olmes tables"):
         build_site([built["scores"]], tmp_path / "site", tables)
+
+
+def test_task_page_shows_the_pmi_baseline_requests(built):
+    arc = (built["site"] / "tasks" / "arc_challenge.html").read_text(encoding="utf-8")
+    assert "Unconditional (pmi) requests: context <code>Answer:</code>" in arc
+    assert "Unconditional (pmi) requests" not in (built["site"] / "tasks" / "boolq.html").read_text()
 
 
 def test_instance_browser_data_matches_requests(built):

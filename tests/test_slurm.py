@@ -36,14 +36,13 @@ import pytest
 import yaml
 
 from olmes.cache import request_key
-from tests.test_workflow import TASKS, _environment, _write_config
+from tests.test_workflow import SETS, TASKS, _environment, _write_config
 from tests.tiny_model import build_tiny_model
 
 REPO = Path(__file__).resolve().parent.parent
 SLURM_PROFILE = REPO / "workflow" / "profiles" / "slurm" / "config.yaml"
 CI_OVERLAY = REPO / "workflow" / "profiles" / "slurm-ci" / "config.yaml"
 MODELS = ("Tiny", "Tiny2")
-FORMULATIONS = ("cf", "mcf")
 CI_CLUSTER_NAME = "ci"  # ClusterName written by .ci/slurm-up.sh
 RUN_TIMEOUT = 900  # seconds, per snakemake run: a bound for a busy machine; runs end far sooner
 SACCT_FIELDS = "JobIDRaw,JobName,State,ExitCode,Timelimit,AllocTRES,ReqTRES,Comment"
@@ -357,7 +356,7 @@ def _logprob_outputs(job_log: Path) -> list[str]:
 
 def _expected_logprob_outputs(model: str) -> set[str]:
     return {f"results/logprobs/{model}/{task}.{formulation}.parquet" for task in TASKS
-            for formulation in FORMULATIONS}  # fmt: skip
+            for formulation in SETS[task]}  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -467,7 +466,7 @@ def test_outputs_identical_to_the_local_run(scenario: Scenario) -> None:
     slurm, local = scenario.slurm_dir / "results", scenario.local_dir / "results"
     for model in MODELS:
         for task in TASKS:
-            for formulation in FORMULATIONS:
+            for formulation in SETS[task]:
                 name = f"logprobs/{model}/{task}.{formulation}.parquet"
                 pd.testing.assert_frame_equal(pd.read_parquet(slurm / name), pd.read_parquet(local / name),
                                               check_exact=False, atol=1e-9, rtol=0)  # fmt: skip

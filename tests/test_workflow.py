@@ -12,11 +12,17 @@ import pandas as pd
 import pytest
 import yaml
 
+from olmes.requests import request_sets
+from olmes.tasks import get_task
 from tests.tiny_model import build_tiny_model
 
 REPO = Path(__file__).resolve().parent.parent
 TASKS = ["arc_challenge", "winogrande"]
 LIMIT = 3
+SETS = {task: request_sets(get_task(task)) for task in TASKS}  # arc_challenge scores pmi, winogrande not
+LOGPROB_JOBS = sum(len(sets) for sets in SETS.values())  # per model
+METHODS = {task: ["cf_none", "cf_token", "cf_char", *(["cf_pmi"] if "pmi" in SETS[task] else []), "mcf"]
+           for task in TASKS}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -75,11 +81,15 @@ def finished_run(tmp_path_factory, tiny_models) -> Path:
 def test_outputs_exist(finished_run: Path) -> None:
     results = finished_run / "results"
     for task in TASKS:
-        for formulation in ("cf", "mcf"):
+        for formulation in SETS[task]:
             assert (results / "requests" / f"{task}.{formulation}.jsonl").is_file()
             assert (results / "logprobs" / "Tiny" / f"{task}.{formulation}.parquet").is_file()
             assert (results / "logprobs" / "Tiny" / f"{task}.{formulation}.parquet.run.json").is_file()
+        assert (results / "requests" / f"{task}.instances.jsonl").is_file()
+        for method in METHODS[task]:
+            assert (results / "predictions" / "Tiny" / f"{task}.{method}.parquet").is_file()
         assert (results / "scores" / "Tiny" / f"{task}.scores.json").is_file()
+    assert not (results / "requests" / "winogrande.pmi.jsonl").exists()
     assert (results / "tables" / "index.json").is_file()
     assert list((results / "tables").glob("*.tex"))
     assert (finished_run / "site" / "index.html").is_file()
@@ -88,7 +98,7 @@ def test_outputs_exist(finished_run: Path) -> None:
 def test_outputs_agree_with_commands_run_by_hand(finished_run: Path, tiny_models, tmp_path) -> None:
     results = finished_run / "results"
     task = "arc_challenge"
-    for formulation in ("cf", "mcf"):
+    for formulation in SETS[task]:
         requests = tmp_path / f"{formulation}.jsonl"
         _olmes(
             "requests", task, "--formulation", formulation, "--limit", str(LIMIT), "--output", str(requests)
@@ -101,11 +111,12 @@ def test_outputs_agree_with_commands_run_by_hand(finished_run: Path, tiny_models
         by_workflow = pd.read_parquet(results / "logprobs" / "Tiny" / f"{task}.{formulation}.parquet")
         pd.testing.assert_frame_equal(by_hand, by_workflow, check_exact=False, atol=1e-5, rtol=0)
     summary = tmp_path / "s.scores.json"
-    _olmes("score", "--model-name", "Tiny", "--task", task, "--cf", str(tmp_path / "cf.parquet"), "--mcf",
-           str(tmp_path / "mcf.parquet"), "--limit", str(LIMIT), "--predictions", str(tmp_path / "p.parquet"),
-           "--summary", str(summary))  # fmt: skip
+    _olmes("score", "--model-name", "Tiny", "--task", task, "--cf", str(tmp_path / "cf.parquet"), "--pmi",
+           str(tmp_path / "pmi.parquet"), "--mcf", str(tmp_path / "mcf.parquet"), "--limit", str(LIMIT),
+           "--predictions", str(tmp_path / "p.parquet"), "--summary", str(summary))  # fmt: skip
     mine = json.loads(summary.read_text())
     theirs = json.loads((results / "scores" / "Tiny" / f"{task}.scores.json").read_text())
+    assert list(mine["methods"]) == list(theirs["methods"]) == METHODS[task]
     assert mine["best_of_two"] == theirs["best_of_two"]
     assert mine["partial"] is theirs["partial"] is True
 
@@ -122,9 +133,10 @@ def test_adding_a_model_runs_only_that_models_jobs(finished_run: Path, tiny_mode
     _write_config(workdir, tiny_models)
     done = _snakemake(workdir, "--cores", "2", "-n", "--quiet", "rules")
     counts = _job_counts(done.stdout + done.stderr)
-    assert counts.get("logprobs") == 2 * len(TASKS)
+    assert counts.get("logprobs") == LOGPROB_JOBS
+    assert counts.get("predict") == sum(len(methods) for methods in METHODS.values())
     assert counts.get("score") == len(TASKS)
-    assert "requests" not in counts
+    assert "requests" not in counts and "instances" not in counts
 
 
 def _job_counts(text: str) -> dict[str, int]:
@@ -161,8 +173,8 @@ def test_slurm_profile_dry_run_lists_gpu_jobs_grouped_per_model(tmp_path, tiny_m
     done = _snakemake(tmp_path, "-n", profile="slurm")
     assert done.returncode == 0, done.stderr[-2000:]
     output = done.stdout + done.stderr
-    assert _job_counts(output)["logprobs"] == 2 * 2 * len(TASKS)
-    assert output.count("gpu=1") == 2 * 2 * len(TASKS)
+    assert _job_counts(output)["logprobs"] == 2 * LOGPROB_JOBS
+    assert output.count("gpu=1") == 2 * LOGPROB_JOBS
     assert "Group job logprobs_Tiny " in output and "Group job logprobs_Tiny2 " in output
 
 

@@ -9,7 +9,7 @@ from olmes.argtypes import positive_int
 from olmes.data import SOURCES
 from olmes.errors import OlmesError
 from olmes.requests import instance_rows, requests_of, task_instances, write_jsonl
-from olmes.tasks import FORMULATIONS, get_task
+from olmes.tasks import REQUEST_SETS, get_task
 
 NAME = "requests"
 HELP = "write the standard's requests of one task and formulation as JSONL"
@@ -17,13 +17,17 @@ HELP = "write the standard's requests of one task and formulation as JSONL"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task", help="task key (see `olmes tasks`)")
-    parser.add_argument("--formulation", choices=FORMULATIONS, help="the formulation of --output")
+    parser.add_argument(
+        "--formulation",
+        choices=REQUEST_SETS,
+        help="the request set of --output: cf, mcf, or pmi (CF's choices after the bare context 'Answer:')",
+    )
     parser.add_argument("--limit", type=positive_int, help="keep the first N standardized instances")
     parser.add_argument("--source", choices=SOURCES, default="bundle", help="where data comes from")
     parser.add_argument(
         "--pmi-everywhere",
         action="store_true",
-        help="add unconditional (pmi) rows to CF even for tasks whose reference has none",
+        help="allow the pmi request set for tasks whose standard scores no pmi (BoolQ, MMLU, WinoGrande)",
     )
     parser.add_argument("--output", help="request file (JSONL) to write; needs --formulation")
     parser.add_argument("--instances", help="instance file (JSONL: question, choices, gold) to write")

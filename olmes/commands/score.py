@@ -1,4 +1,9 @@
-"""``olmes score``: one model x task's log-prob files -> per-instance predictions and a score summary."""
+"""``olmes score``: one model x task's log-prob files -> per-instance predictions and a score summary.
+
+Either every method is computed here from the log-prob files, or (``--from-predictions``, as the
+workflow does) the per-method predictions of ``olmes predict`` are gathered; the log-prob files are
+then only recorded (SHA-256, run record) in the summary.
+"""
 
 from __future__ import annotations
 
@@ -7,19 +12,28 @@ import os
 import sys
 from pathlib import Path
 
+import pandas as pd
+
 from olmes.argtypes import positive_int
 from olmes.atomic import atomic_path, write_json_atomic
 from olmes.errors import OlmesError
-from olmes.scoring import file_sha256, score_task
+from olmes.scoring import file_sha256, gather_predictions, score_task, summarize
 
 NAME = "score"
-HELP = "score one model on one task from its CF and MCF log-prob files"
+HELP = "score one model on one task from its CF, pmi and MCF log-prob files"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-name", required=True, help="the model's label in scores and tables")
-    parser.add_argument("--cf", type=Path, help="CF log-prob Parquet of the engine (with pmi rows if any)")
+    parser.add_argument("--cf", type=Path, help="CF log-prob Parquet of the engine")
+    parser.add_argument("--pmi", type=Path, help="pmi log-prob Parquet of the engine (CF's pmi baseline)")
     parser.add_argument("--mcf", type=Path, help="MCF log-prob Parquet of the engine")
+    parser.add_argument(
+        "--from-predictions",
+        type=Path,
+        nargs="+",
+        help="gather these per-method predictions (olmes predict) instead of computing them",
+    )
     parser.add_argument("--task", help="expected task key; an error if the files hold another task")
     parser.add_argument(
         "--limit", type=positive_int, help="the instance limit the run used (marks the result partial)"
@@ -27,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pmi-everywhere",
         action="store_true",
-        help="require pmi rows even on tasks whose standard has none (runs asking for all 4 norms)",
+        help="require pmi even on tasks whose standard has none (runs asking for all 4 norms)",
     )
     parser.add_argument("--predictions", required=True, type=Path, help="per-instance Parquet to write")
     parser.add_argument("--summary", required=True, type=Path, help="summary JSON to write (*.scores.json)")
@@ -36,7 +50,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.cf is None and args.mcf is None:
         raise OlmesError("olmes score needs --cf and/or --mcf (the engine's log-prob Parquet files)")
-    predictions, summary = score_task(args.model_name, args.cf, args.mcf, args.limit, args.pmi_everywhere)
+    if args.from_predictions:
+        predictions = _gathered(args.from_predictions, args.model_name)
+        inputs = {
+            name: path for name, path in (("cf", args.cf), ("pmi", args.pmi), ("mcf", args.mcf)) if path
+        }
+        summary = summarize(predictions, inputs, args.limit, args.pmi_everywhere)
+    else:
+        predictions, summary = score_task(
+            args.model_name, cf_path=args.cf, pmi_path=args.pmi, mcf_path=args.mcf,
+            limit=args.limit, require_pmi=args.pmi_everywhere,
+        )  # fmt: skip
     if args.task is not None and summary["task"] != args.task:
         raise OlmesError(f"{args.cf or args.mcf} holds task {summary['task']!r}, not {args.task!r}")
     with atomic_path(args.predictions) as temp:
@@ -48,6 +72,20 @@ def run(args: argparse.Namespace) -> int:
     write_json_atomic(args.summary, summary)
     print(_headline(summary), file=sys.stderr)
     return 0
+
+
+def _gathered(paths: list[Path], model: str) -> pd.DataFrame:
+    """The per-method prediction files of one model x task as one frame, checked to belong together."""
+    parts = []
+    for path in paths:
+        try:
+            part = pd.read_parquet(path)
+        except (OSError, ValueError) as error:
+            raise OlmesError(f"{path}: cannot read predictions ({error}); re-run olmes predict") from error
+        if part.empty or set(part["model"]) != {model}:
+            raise OlmesError(f"{path}: not predictions of model {model!r}; re-run olmes predict")
+        parts.append(part)
+    return gather_predictions(parts)
 
 
 def _headline(summary: dict) -> str:

@@ -146,9 +146,8 @@ class TaskRequests:
     formulation: str
     path: Path
     prefixes: dict[str | None, str]
-    example: list[dict]  # every row (conditional and unconditional) of the first instance
+    example: list[dict]  # every row of the first instance
     num_instances: int
-    unconditional: bool = False
 
     def prefix(self, subject: str | None) -> str:
         return self.prefixes.get(subject, "")
@@ -207,7 +206,6 @@ def read_requests_file(path: Path) -> TaskRequests | None:
     example: list[dict] = []
     first_index = None
     task = formulation = None
-    unconditional = False
     required = ("task", "formulation", "instance_index", "choice", "context", "continuation")
     for number, row in _json_lines(path, "request", required):
         if task is None:
@@ -219,16 +217,13 @@ def read_requests_file(path: Path) -> TaskRequests | None:
         if row["instance_index"] == first_index:
             example.append(row)
         indices.add(row["instance_index"])
-        if row.get("unconditional"):
-            unconditional = True
-            continue
         texts = contexts.setdefault(row.get("subject"), [])
         if not texts or texts[-1] != row["context"]:
             texts.append(row["context"])
     if task is None:
         return None
     prefixes = _shared_prefixes(contexts)
-    return TaskRequests(task, formulation, path, prefixes, example, len(indices), unconditional)
+    return TaskRequests(task, formulation, path, prefixes, example, len(indices))
 
 
 def _shared_prefixes(contexts: dict[str | None, list[str]]) -> dict[str | None, str]:

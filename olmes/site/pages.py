@@ -340,7 +340,8 @@ class SiteData:
         return rows
 
     def prompt_blocks(self, task: str) -> list[dict]:
-        """The exact requests of the task's first instance, split into shots, query, continuations."""
+        """The exact requests of the task's first instance, split into shots, query, continuations;
+        the CF block also shows the pmi baseline's requests (the task's pmi request file)."""
         blocks = []
         for formulation, title in (
             ("cf", "Cloze formulation (CF)"),
@@ -349,9 +350,9 @@ class SiteData:
             requests = self.requests.get((task, formulation))
             if requests is None:
                 continue
-            rows = requests.example
-            conditional = [row for row in rows if not row.get("unconditional")]
-            unconditional = [row for row in rows if row.get("unconditional")]
+            conditional = requests.example
+            baseline = self.requests.get((task, "pmi")) if formulation == "cf" else None
+            unconditional = baseline.example if baseline is not None else []
             subject = conditional[0].get("subject") if conditional else None
             prefix = requests.prefix(subject)
             contexts: list[dict] = []

@@ -27,6 +27,10 @@ TASKS: dict[str, Task] = {
 }  # fmt: skip
 
 FORMULATIONS = ("cf", "mcf")
+REQUEST_SETS = ("cf", "pmi", "mcf")
+"""The request files of a task: CF, the pmi baseline (CF's continuations after the bare context
+"Answer:", docs/standard.md section 4; only for tasks that score pmi) and MCF. Each is scored by
+its own log-prob job, so pmi's extra compute is a node of its own in the workflow."""
 
 
 def get_task(key: str) -> Task:
@@ -37,4 +41,4 @@ def get_task(key: str) -> Task:
         raise OlmesError(f"unknown task {key!r}; known tasks: {', '.join(TASKS)}") from None
 
 
-__all__ = ["FORMULATIONS", "TASKS", "Instance", "Task", "get_task"]
+__all__ = ["FORMULATIONS", "REQUEST_SETS", "TASKS", "Instance", "Task", "get_task"]

@@ -9,7 +9,9 @@ from pathlib import Path
 from olmes.atomic import write_text_atomic
 from olmes.config import validate_config
 from olmes.errors import OlmesError
-from olmes.tasks import FORMULATIONS, TASKS
+from olmes.requests import request_sets
+from olmes.scoring import MCF, NORMALIZATIONS, cf_method
+from olmes.tasks import REQUEST_SETS, TASKS
 
 
 try:
@@ -28,7 +30,57 @@ MODELS_FILE = f"{RESULTS}/models.json"
 wildcard_constraints:
     model="[^/]+",
     task="|".join(TASKS),
-    formulation="|".join(FORMULATIONS),
+    formulation="|".join(REQUEST_SETS),
+    method="|".join(cf_method(norm) for norm in NORMALIZATIONS) + f"|{MCF}",
+
+
+def task_request_sets(task):
+    """cf and mcf, and pmi for the tasks that score it (all of them with pmi_everywhere)."""
+    return request_sets(TASKS[task], config["pmi_everywhere"])
+
+
+def task_methods(task):
+    """The scoring methods of a task: CF under each normalization it has inputs for, and MCF."""
+    norms = [norm for norm in NORMALIZATIONS if norm != "pmi" or "pmi" in task_request_sets(task)]
+    return [*map(cf_method, norms), MCF]
+
+
+def all_request_files():
+    return [
+        expand(rules.requests.output[0], task=task, formulation=formulation)[0]
+        for task in TASK_KEYS
+        for formulation in task_request_sets(task)
+    ]
+
+
+def logprob_files(wildcards):
+    """One model x task's log-prob files by request set (the inputs a score summary records)."""
+    return {
+        formulation: expand(
+            rules.logprobs.output[0], model=wildcards.model, task=wildcards.task, formulation=formulation
+        )[0]
+        for formulation in task_request_sets(wildcards.task)
+    }
+
+
+def method_logprobs(wildcards):
+    """The log-prob files one scoring method reads: MCF's, CF's, and for pmi CF's and the baseline."""
+    needed = {MCF: ["mcf"], cf_method("pmi"): ["cf", "pmi"]}.get(wildcards.method, ["cf"])
+    return {formulation: logprob_files(wildcards)[formulation] for formulation in needed}
+
+
+def method_predictions(wildcards):
+    return expand(
+        rules.predict.output[0],
+        model=wildcards.model,
+        task=wildcards.task,
+        method=task_methods(wildcards.task),
+    )
+
+
+def logprob_options(wildcards, input):
+    """The log-prob inputs as command-line options: --cf FILE --pmi FILE --mcf FILE."""
+    return " ".join(f"--{name} {path}" for name, path in input.items() if name in REQUEST_SETS)
 
 
 def model_spec(wildcards):

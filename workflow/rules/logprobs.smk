@@ -1,4 +1,4 @@
-# Stage 2: log P(continuation | context) per model, task and formulation: the GPU jobs.
+# Stage 2: log P(continuation | context) per model, task and request set (cf, pmi, mcf): the GPU jobs.
 # On a cluster the slurm profile groups one model's jobs into one cluster job.
 
 

@@ -1,4 +1,5 @@
-# Stage 1: the standard's requests of each task and formulation, and each task's instances (no model).
+# Stage 1: the standard's requests of each task and request set (cf, pmi, mcf), and each task's
+# instances (no model).
 
 
 rule requests:

@@ -1,14 +1,33 @@
-# Stage 3: per model and task, every normalization's accuracy, the OLMES score and its dagger.
+# Stage 3: per model, task and method (CF under none, token, char, pmi; MCF) the per-instance
+# predictions, light jobs without torch; then per model and task one step gathers them into the
+# predictions and the score summary (every accuracy, the OLMES score and its dagger).
+
+
+rule predict:
+    input:
+        unpack(method_logprobs),
+    output:
+        f"{RESULTS}/predictions/{{model}}/{{task}}.{{method}}.parquet",
+    params:
+        logprobs=logprob_options,
+    conda:
+        "../envs/olmes.yaml"
+    log:
+        f"{RESULTS}/logs/predictions/{{model}}/{{task}}.{{method}}.log",
+    shell:
+        "olmes predict --model-name {wildcards.model} --method {wildcards.method} {params.logprobs}"
+        " --output {output} 2> {log}"
 
 
 rule score:
     input:
-        cf=expand(rules.logprobs.output[0], formulation="cf", allow_missing=True),
-        mcf=expand(rules.logprobs.output[0], formulation="mcf", allow_missing=True),
+        unpack(logprob_files),
+        predictions=method_predictions,
     output:
         predictions=f"{RESULTS}/scores/{{model}}/{{task}}.predictions.parquet",
         summary=f"{RESULTS}/scores/{{model}}/{{task}}.scores.json",
     params:
+        logprobs=logprob_options,
         limit=limit_option(),
         pmi="--pmi-everywhere" if config["pmi_everywhere"] else "",
     conda:
@@ -16,6 +35,6 @@ rule score:
     log:
         f"{RESULTS}/logs/scores/{{model}}/{{task}}.log",
     shell:
-        "olmes score --model-name {wildcards.model} --task {wildcards.task} --cf {input.cf}"
-        " --mcf {input.mcf} {params.limit} {params.pmi} --predictions {output.predictions}"
-        " --summary {output.summary} 2> {log}"
+        "olmes score --model-name {wildcards.model} --task {wildcards.task} {params.logprobs}"
+        " --from-predictions {input.predictions} {params.limit} {params.pmi}"
+        " --predictions {output.predictions} --summary {output.summary} 2> {log}"

@@ -6,7 +6,7 @@ rule site:
         tables=rules.tables.output,
         models=rules.models_file.output,
         scores=expand(rules.score.output.summary, model=MODELS, task=TASK_KEYS),
-        requests=expand(rules.requests.output, task=TASK_KEYS, formulation=FORMULATIONS),
+        requests=all_request_files(),
         instances=expand(rules.instances.output, task=TASK_KEYS),
     output:
         SITE_INDEX,
