@@ -25,7 +25,8 @@ import torch
 
 from olmes import engine
 from olmes.models import load
-from olmes.requests import build_requests
+from olmes.requests import build_requests, request_sets
+from olmes.tasks import get_task
 
 
 class TokenCounter:
@@ -166,13 +167,20 @@ def main() -> None:
         "results": {},
     }
     for formulation in args.formulations.split(","):
-        rows = build_requests(args.task, formulation, limit=args.instances)
+        rows = _rows(args.task, formulation, args.instances)
         print(f"{args.task} {formulation}: {len(rows)} requests", file=sys.stderr)
         result = bench(lm, counter, rows, args)
         report["results"][f"{args.task}_{formulation}"] = result
         print(json.dumps({f"{args.task}_{formulation}": result}, indent=1))
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(report, indent=2) + "\n")
+
+
+def _rows(task: str, formulation: str, instances: int) -> list[dict]:
+    """The requests of a formulation; CF with its pmi baseline rows where the task scores pmi."""
+    sets = ["cf", "pmi"] if formulation == "cf" else [formulation]
+    sets = [name for name in sets if name in request_sets(get_task(task))]
+    return [row for name in sets for row in build_requests(task, name, limit=instances)]
 
 
 if __name__ == "__main__":

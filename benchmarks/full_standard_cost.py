@@ -1,9 +1,10 @@
 """What the full OLMES standard costs a model: requests and tokens to forward, per task.
 
-For every task and formulation (CF with its pmi rows, MCF) it builds the standard's requests,
-tokenizes them with the model's tokenizer (docs/standard.md section 3) and counts the naive tokens (every
-request scored alone, as lm-evaluation-harness does) and the trie-minimal tokens (what the olmes
-engine forwards). Multiply by a measured tokens/s (``olmes logprobs`` prints it) for wall time.
+For every task and request set (CF, its pmi baseline where the task scores pmi, MCF) it builds the
+standard's requests, tokenizes them with the model's tokenizer (docs/standard.md section 3) and
+counts the naive tokens (every request scored alone, as lm-evaluation-harness does) and the
+trie-minimal tokens (what the olmes engine forwards). Multiply by a measured tokens/s
+(``olmes logprobs`` prints it) for wall time.
 
     python benchmarks/full_standard_cost.py --model smollm2-135m --output cost.json
 """
@@ -16,8 +17,8 @@ import time
 
 from olmes import engine
 from olmes.models import load
-from olmes.requests import build_requests
-from olmes.tasks import FORMULATIONS, TASKS
+from olmes.requests import build_requests, request_sets
+from olmes.tasks import TASKS
 
 
 def count(lm, task: str, formulation: str) -> dict:
@@ -37,7 +38,7 @@ def main() -> None:
     lm = load(args.model)
     started, rows = time.perf_counter(), {}
     for task in TASKS:
-        for formulation in FORMULATIONS:
+        for formulation in request_sets(TASKS[task]):
             rows[f"{task}.{formulation}"] = count(lm, task, formulation)
             print(f"{task:14s} {formulation:3s} {json.dumps(rows[f'{task}.{formulation}'])}", flush=True)
     keys = ("requests", "naive_tokens", "trie_tokens")

@@ -8,21 +8,14 @@ their own ("pmi"), so that the CF file followed by the pmi file is the reference
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterable
 from typing import Any
 
 from olmes import prompts
-from olmes.atomic import atomic_path
 from olmes.data import fewshot_instances, load_instances
 from olmes.errors import OlmesError
+from olmes.records import InstanceRow, RequestRow
 from olmes.tasks import REQUEST_SETS, Instance, Task, get_task
-
-REQUEST_FIELDS = (
-    "task", "formulation", "instance_index", "native_id", "choice", "label",
-    "context", "continuation", "unconditional",
-)  # fmt: skip
 
 
 def build_requests(
@@ -31,7 +24,7 @@ def build_requests(
     limit: int | None = None,
     source: str = "bundle",
     pmi_everywhere: bool = False,
-) -> list[dict[str, Any]]:
+) -> list[RequestRow]:
     """All request rows of a task and request set (cf, pmi or mcf); ``pmi_everywhere`` allows pmi
     rows for tasks whose standard has none."""
     task = get_task(task) if isinstance(task, str) else task
@@ -50,7 +43,7 @@ def task_instances(task: Task, limit: int | None = None, source: str = "bundle")
     return load_instances(task, source, limit)
 
 
-def instance_rows(task: Task, instances: list[Instance]) -> list[dict[str, Any]]:
+def instance_rows(task: Task, instances: list[Instance]) -> list[InstanceRow]:
     """What a reader sees of each instance: its question, the choice texts and the gold choice."""
     rows = []
     for index, instance in enumerate(instances):
@@ -68,7 +61,7 @@ def requests_of(
     instances: list[Instance],
     source: str = "bundle",
     pmi_everywhere: bool = False,
-) -> list[dict[str, Any]]:
+) -> list[RequestRow]:
     """The request rows of ``instances`` (from :func:`task_instances`) in one request set."""
     if formulation not in REQUEST_SETS:
         raise OlmesError(f"unknown formulation {formulation!r}; choose one of: {', '.join(REQUEST_SETS)}")
@@ -84,7 +77,7 @@ def requests_of(
         ]
     shots = _ShotCache(task, source)
     render = _cf_rows if formulation == "cf" else _mcf_rows
-    rows: list[dict[str, Any]] = []
+    rows: list[RequestRow] = []
     for index, instance in enumerate(instances):
         rows.extend(render(task, index, instance, shots.rendered(instance, formulation)))
     return rows
@@ -120,7 +113,7 @@ def _row(task: Task, formulation: str, index: int, instance: Instance, choice: i
     return row
 
 
-def _cf_rows(task: Task, index: int, instance: Instance, shots: list[str]) -> Iterable[dict[str, Any]]:
+def _cf_rows(task: Task, index: int, instance: Instance, shots: list[str]) -> Iterable[RequestRow]:
     instruction = task.instruction(instance)
     pairs = zip(task.cf_queries(instance), task.cf_continuations(instance), strict=True)
     for choice, (query, continuation) in enumerate(pairs):
@@ -131,7 +124,7 @@ def _cf_rows(task: Task, index: int, instance: Instance, shots: list[str]) -> It
         yield row
 
 
-def _unconditional_rows(task: Task, index: int, instance: Instance) -> Iterable[dict[str, Any]]:
+def _unconditional_rows(task: Task, index: int, instance: Instance) -> Iterable[RequestRow]:
     for choice, continuation in enumerate(task.cf_continuations(instance)):
         row = _row(task, "pmi", index, instance, choice)
         row["context"] = prompts.UNCONDITIONAL_CONTEXT
@@ -140,7 +133,7 @@ def _unconditional_rows(task: Task, index: int, instance: Instance) -> Iterable[
         yield row
 
 
-def _mcf_rows(task: Task, index: int, instance: Instance, shots: list[str]) -> Iterable[dict[str, Any]]:
+def _mcf_rows(task: Task, index: int, instance: Instance, shots: list[str]) -> Iterable[RequestRow]:
     context = prompts.fewshot_context(task.instruction(instance), shots, task.mcf_query(instance))
     for choice, continuation in enumerate(prompts.mcf_continuations(len(instance.choices))):
         row = _row(task, "mcf", index, instance, choice)
@@ -148,15 +141,3 @@ def _mcf_rows(task: Task, index: int, instance: Instance, shots: list[str]) -> I
         row["continuation"] = continuation
         row["unconditional"] = False
         yield row
-
-
-def write_jsonl(rows: Iterable[dict[str, Any]], path: str | os.PathLike) -> None:
-    """Write rows as JSON lines, atomically."""
-    with atomic_path(path) as temp, open(temp, "w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-
-def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]

@@ -8,7 +8,6 @@ the hash the summary recorded. The small readers at the end take one number out 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +16,8 @@ import pandas as pd
 import yaml
 
 from olmes.errors import OlmesError
-from olmes.scoring import SUMMARY_SCHEMA, cf_method, file_sha256
+from olmes.records import read_score_summary
+from olmes.scoring import cf_method, file_sha256
 from olmes.tasks import TASKS
 
 # -- the models file --------------------------------------------------------------------------------
@@ -146,7 +146,7 @@ def expand_score_paths(paths: Iterable[str | Path]) -> list[Path]:
 def load_scores(paths: Iterable[str | Path], models_file: str | Path | None = None) -> ScoreSet:
     summaries, where = {}, {}
     for path in expand_score_paths(paths):
-        summary = _read_summary(path)
+        summary = read_score_summary(path)
         key = (summary["model"], summary["task"])
         if key in summaries:
             raise OlmesError(f"{path} and {where[key]} both score model {key[0]!r} on {key[1]}; keep one")
@@ -158,16 +158,6 @@ def load_scores(paths: Iterable[str | Path], models_file: str | Path | None = No
     models += [ModelInfo(name=name, display_name=name) for name in extra]
     tasks = [task for task in TASKS if any(t == task for _, t in summaries)]
     return ScoreSet(summaries=summaries, paths=where, models=models, tasks=tasks)
-
-
-def _read_summary(path: Path) -> dict:
-    try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise OlmesError(f"{path}: cannot read score summary ({error})") from error
-    if not isinstance(summary, dict) or summary.get("schema") != SUMMARY_SCHEMA:
-        raise OlmesError(f"{path}: not an olmes score summary (schema {SUMMARY_SCHEMA}); run olmes score")
-    return summary
 
 
 # -- one number out of one summary ------------------------------------------------------------------

@@ -10,7 +10,6 @@ Output columns, in request-file order: the request's identifying fields (``reque
 from __future__ import annotations
 
 import hashlib
-import json
 import platform
 import resource
 import time
@@ -22,48 +21,24 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from olmes import __version__
-from olmes.atomic import atomic_path, write_text_atomic
+from olmes.atomic import atomic_path
 from olmes.cache import ChunkWriter, LogprobCache, request_key
 from olmes.engine import DEFAULT_MAX_BATCH_TOKENS, MAX_INPUT_TOKENS, score
 from olmes.errors import OlmesError
 from olmes.models import LoadedModel
-
-REQUIRED_FIELDS = {
-    "task": str,
-    "formulation": str,
-    "instance_index": int,
-    "native_id": (str, int),
-    "choice": int,
-    "label": int,
-    "context": str,
-    "continuation": str,
-    "unconditional": bool,
-}
+from olmes.records import RequestRow, RunRecord, read_records, write_run_record
 
 
-def read_requests(path: Path) -> list[dict]:
-    """Parse and check a request file; a bad line is reported with its number."""
+def read_requests(path: Path) -> list[RequestRow]:
+    """A request file's rows, each checked; a bad line is reported with its number."""
     if not path.is_file():
         raise OlmesError(f"request file {path} does not exist")
-    requests = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise OlmesError(f"{path}:{number}: not JSON ({exc.msg})") from exc
-            for field, kind in REQUIRED_FIELDS.items():
-                if not isinstance(row.get(field), kind):
-                    raise OlmesError(f"{path}:{number}: field {field!r} is missing or not {kind}")
-            requests.append(row)
-    return requests
+    return read_records(path, RequestRow)
 
 
 def score_file(
     lm: LoadedModel,
-    requests: list[dict],
+    requests: list[RequestRow],
     requests_path: Path,
     output: Path,
     cache_root: Path,
@@ -73,7 +48,7 @@ def score_file(
     progress: bool = False,
     flush_every: int = 2048,
     load_time_s: float | None = None,
-) -> dict:
+) -> RunRecord:
     """Score requests (reusing the results cached under ``cache_root``), write the Parquet output and
     the run record.
 
@@ -106,7 +81,7 @@ def score_file(
     record["load_time_s"] = None if load_time_s is None else round(load_time_s, 3)
     record["cache_bytes_written"] = writer.bytes_written
     record["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
-    write_text_atomic(Path(f"{output}.run.json"), json.dumps(record, indent=2) + "\n")
+    write_run_record(output, record)
     return record
 
 
@@ -120,7 +95,7 @@ def _first_uncached(keys: list[bytes], known: dict) -> list[int]:
     return chosen
 
 
-def write_parquet(output: Path, requests: list[dict], results: list[tuple[float, int, bool]]) -> None:
+def write_parquet(output: Path, requests: list[RequestRow], results: list[tuple[float, int, bool]]) -> None:
     columns = {
         "request_index": pa.array(np.arange(len(requests)), pa.int64()),
         "task": pa.array([r["task"] for r in requests], pa.string()),
@@ -143,7 +118,8 @@ def write_parquet(output: Path, requests: list[dict], results: list[tuple[float,
 
 def run_record(
     lm: LoadedModel, requests_path: Path, total: int, computed: int, scores, max_batch_tokens: int
-) -> dict:
+) -> RunRecord:
+    """The run record without the timings and memory, which :func:`score_file` adds at the end."""
     return {
         "model": lm.resolved.spec,
         "model_kind": lm.resolved.kind,

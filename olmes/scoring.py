@@ -11,7 +11,6 @@ the file and the instance.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from olmes.errors import OlmesError
+from olmes.records import SUMMARY_SCHEMA, ScoreSummary, read_run_record
 from olmes.resources import file_sha256
 from olmes.tasks import get_task
 
@@ -439,19 +439,6 @@ def partial_reasons(task: str, n_instances: int, limit: int | None, has_cf: bool
 
 # -- one model x task: the summary ------------------------------------------------------------------
 
-SUMMARY_SCHEMA = "olmes.scores/1"
-
-
-def read_run_record(logprob_path: Path) -> dict | None:
-    """The engine's ``<file>.run.json`` beside a log-prob file, passed through as is (None if absent)."""
-    record = Path(str(logprob_path) + ".run.json")
-    if not record.exists():
-        return None
-    try:
-        return json.loads(record.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise OlmesError(f"{record}: unreadable run record ({error}); re-run the engine") from error
-
 
 def read_tables(
     cf_path: str | Path | None = None, pmi_path: str | Path | None = None, mcf_path: str | Path | None = None
@@ -508,7 +495,7 @@ def score_task(
     mcf_path: str | Path | None = None,
     limit: int | None = None,
     require_pmi: bool = False,
-) -> tuple[pd.DataFrame, dict]:
+) -> tuple[pd.DataFrame, ScoreSummary]:
     """Score one model x task under every method its log-prob files allow, in one go.
 
     Returns the predictions frame (see :func:`method_predictions`, plus ``model`` and ``task``
@@ -523,7 +510,7 @@ def score_task(
 
 def summarize(
     predictions: pd.DataFrame, inputs: dict[str, Path], limit: int | None = None, require_pmi: bool = False
-) -> dict:
+) -> ScoreSummary:
     """The summary of one model x task (docs/file-formats.md) from its predictions of every method.
 
     ``inputs`` maps "cf", "pmi", "mcf" to the log-prob files the predictions came from (recorded with

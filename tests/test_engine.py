@@ -316,12 +316,13 @@ def test_sigterm_saves_finished_chunks_and_exits_with_one_line(tmp_path) -> None
     import sys
     import threading
 
-    from olmes.requests import build_requests, write_jsonl
+    from olmes.records import write_records
+    from olmes.requests import build_requests
     from tests.tiny_model import build_tiny_model
 
     model = build_tiny_model(tmp_path / "tiny")
     requests = tmp_path / "r.jsonl"
-    write_jsonl(build_requests("hellaswag", "cf", limit=1000), requests)
+    write_records(build_requests("hellaswag", "cf", limit=1000), requests)
     command = [sys.executable, "-m", "olmes.cli", "logprobs", "--model", str(model), "--requests",
                str(requests), "--output", str(tmp_path / "o.parquet"), "--cache-dir", str(tmp_path / "cache"),
                "--max-batch-tokens", "64"]  # fmt: skip

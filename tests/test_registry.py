@@ -15,7 +15,8 @@ import yaml
 
 from olmes.cli import main
 from olmes.config import validate_config
-from olmes.requests import build_requests, request_sets, write_jsonl
+from olmes.records import write_records
+from olmes.requests import build_requests, request_sets
 from olmes.tasks import TASKS
 from olmes.tasks.base import curated_fewshot
 from olmes.tasks.question_answer import CSQA
@@ -62,7 +63,7 @@ def test_made_up_task_reaches_requests_scores_tables_and_site(toy_task, tmp_path
     for formulation in request_sets(toy_task):  # cf, pmi (CSQA's record scores pmi), mcf
         rows = build_requests("toyqa", formulation, limit=4)
         assert {row["task"] for row in rows} == {"toyqa"} and len({r["instance_index"] for r in rows}) == 4
-        write_jsonl(rows, folders["requests"] / f"toyqa.{formulation}.jsonl")
+        write_records(rows, folders["requests"] / f"toyqa.{formulation}.jsonl")
         path = folders["logprobs"] / f"toyqa.{formulation}.parquet"
         path.parent.mkdir(parents=True, exist_ok=True)
         _logprobs(rows, "m", 7).to_parquet(path, index=False)

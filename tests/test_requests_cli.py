@@ -10,7 +10,7 @@ import pytest
 
 from olmes.cli import main
 from olmes.data import load_instances
-from olmes.requests import REQUEST_FIELDS, read_jsonl
+from olmes.records import InstanceRow, RequestRow, read_records
 from olmes.tasks import TASKS, get_task
 
 
@@ -46,9 +46,10 @@ def test_cli_writes_documented_fields(tmp_path) -> None:
     pmi = tmp_path / "pmi.jsonl"
     assert main(["requests", "csqa", "--formulation", "cf", "--limit", "3", "--output", str(out)]) == 0
     assert main(["requests", "csqa", "--formulation", "pmi", "--limit", "3", "--output", str(pmi)]) == 0
-    rows, baseline = read_jsonl(out), read_jsonl(pmi)
+    rows, baseline = read_records(out, RequestRow), read_records(pmi, RequestRow)
     assert len(rows) == len(baseline) == 3 * 5  # 3 instances x 5 choices
-    assert all(tuple(row) == REQUEST_FIELDS for row in rows + baseline)
+    fields = tuple(field for field in RequestRow.__annotations__ if field != "subject")  # in file order
+    assert all(tuple(row) == fields for row in rows + baseline)
     assert {row["unconditional"] for row in rows} == {False} and {row["formulation"] for row in rows} == {
         "cf"
     }
@@ -84,13 +85,13 @@ def test_cli_writes_instances_with_the_requests(tmp_path) -> None:
     requests, instances = tmp_path / "req.jsonl", tmp_path / "inst.jsonl"
     argv = ["requests", "winogrande", "--formulation", "mcf", "--limit", "2"]
     assert main([*argv, "--output", str(requests), "--instances", str(instances)]) == 0
-    rows, shown = read_jsonl(requests), read_jsonl(instances)
+    rows, shown = read_records(requests, RequestRow), read_records(instances, InstanceRow)
     assert [row["instance_index"] for row in shown] == [0, 1]
     assert [row["gold"] for row in shown] == [rows[0]["label"], rows[2]["label"]]
     assert shown[0]["question"].count("_") == 1 and len(shown[0]["choices"]) == 2
     assert f"\n A. {shown[0]['choices'][0]}\n B. {shown[0]['choices'][1]}\nAnswer:" in rows[0]["context"]
     assert main(["requests", "mmlu", "--limit", "1", "--instances", str(instances)]) == 0
-    assert read_jsonl(instances)[0]["subject"] == "abstract_algebra"
+    assert read_records(instances, InstanceRow)[0]["subject"] == "abstract_algebra"
     assert main(["requests", "piqa", "--limit", "1"]) == 2  # nothing to write
 
 
@@ -110,6 +111,6 @@ def test_limit_keeps_the_first_instances() -> None:
 def test_winogrande_cf_contexts_differ_and_continuation_is_shared(tmp_path) -> None:
     out = tmp_path / "w.jsonl"
     assert main(["requests", "winogrande", "--formulation", "cf", "--limit", "1", "--output", str(out)]) == 0
-    first, second = read_jsonl(out)
+    first, second = read_records(out, RequestRow)
     assert first["context"].endswith("so Sarah") and second["context"].endswith("so Maria")
     assert first["continuation"] == second["continuation"] == " always got the easier cases."

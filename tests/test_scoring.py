@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,7 +14,9 @@ import pytest
 from olmes import scoring
 from olmes.cli import main
 from olmes.errors import OlmesError
+from olmes.records import SUMMARY_SCHEMA
 from olmes.tasks import TASKS
+from tests.test_site import _run_record
 
 
 def instance_rows(task, formulation, index, continuations, sums, label, *, tokens=None, uncond=None, **extra):
@@ -309,7 +312,8 @@ def test_score_command_writes_predictions_and_summary(tmp_path, capsys):
     cf = instance_rows("boolq", "cf", 0, [" yes", " no"], [-1.2, -1.0], 0)
     mcf = instance_rows("boolq", "mcf", 0, [" A", " B"], [-0.1, -2.0], 0)
     cf_path, mcf_path = write(tmp_path, "cf.parquet", cf), write(tmp_path, "mcf.parquet", mcf)
-    (tmp_path / "cf.parquet.run.json").write_text(json.dumps({"model": "x", "dtype": "float32"}))
+    record = _run_record("x", "boolq", "cf")
+    (tmp_path / "cf.parquet.run.json").write_text(json.dumps(record))
     out = tmp_path / "scores" / "m"
     argv = ["score", "--model-name", "m", "--cf", str(cf_path), "--mcf", str(mcf_path), "--task", "boolq"]
     argv += [
@@ -320,9 +324,9 @@ def test_score_command_writes_predictions_and_summary(tmp_path, capsys):
     ]
     assert main(argv) == 0
     summary = json.loads((out / "boolq.scores.json").read_text())
-    assert summary["schema"] == scoring.SUMMARY_SCHEMA and summary["partial"]
+    assert summary["schema"] == SUMMARY_SCHEMA and summary["partial"]
     assert summary["predictions"]["path"] == "boolq.predictions.parquet"
-    assert summary["inputs"]["cf"]["run"] == {"model": "x", "dtype": "float32"}
+    assert summary["inputs"]["cf"]["run"] == record
     assert summary["inputs"]["mcf"]["run"] is None
     predictions = pd.read_parquet(out / "boolq.predictions.parquet")
     assert set(predictions["method"]) == {"cf_none", "cf_token", "cf_char", "mcf"}
@@ -373,6 +377,16 @@ def test_per_method_predictions_gather_into_the_same_scores(tmp_path):
         scoring.summarize(gathered[gathered["method"] != "cf_pmi"], {"cf": files["cf_path"]})
     with pytest.raises(OlmesError, match="given twice"):
         scoring.gather_predictions([pd.read_parquet(parts[0]), pd.read_parquet(parts[0])])
+
+
+def test_a_run_record_the_engine_never_writes_is_refused(tmp_path):
+    rows = instance_rows("boolq", "cf", 0, [" yes", " no"], [-1, -2], 0)
+    path = write(tmp_path, "cf.parquet", rows)
+    Path(f"{path}.run.json").write_text(json.dumps({**_run_record("x", "boolq", "cf"), "wall_time_s": "1 s"}))
+    with pytest.raises(
+        OlmesError, match=r"cf\.parquet\.run\.json: field 'wall_time_s' of this RunRecord is not float"
+    ):
+        scoring.score_task("m", cf_path=path)
 
 
 def test_mmlu_without_subjects_is_an_error(tmp_path):

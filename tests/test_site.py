@@ -28,6 +28,7 @@ import pytest
 import olmes.requests as requests_module
 from olmes.cli import main
 from olmes.errors import OlmesError
+from olmes.records import write_records
 from olmes.site.filters import sort_key
 from olmes.tasks import TASKS, Instance
 from olmes.tasks.base import curated_fewshot
@@ -177,9 +178,9 @@ def built(tmp_path_factory):
             for formulation in requests_module.request_sets(task):
                 rows = requests_module.build_requests(key, formulation)
                 requests[key, formulation] = rows
-                requests_module.write_jsonl(rows, req_dir / f"{key}.{formulation}.jsonl")
+                write_records(rows, req_dir / f"{key}.{formulation}.jsonl")
             instance_rows = requests_module.instance_rows(task, _instances(task))
-            requests_module.write_jsonl(instance_rows, req_dir / f"{key}.instances.jsonl")
+            write_records(instance_rows, req_dir / f"{key}.instances.jsonl")
         for key, count in counts.items():  # the made-up instances are each task's whole standard
             patch.setitem(TASKS, key, dataclasses.replace(TASKS[key], split_size=count))
         plan = [

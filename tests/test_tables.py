@@ -14,6 +14,7 @@ import pytest
 from olmes import bootstrap, figures, render, results, scoring, tables
 from olmes.cli import main
 from olmes.errors import OlmesError
+from olmes.records import SUMMARY_SCHEMA
 from olmes.tasks import TASKS
 from tests.test_scoring import instance_rows, write
 
@@ -28,9 +29,12 @@ def fake_summary(model: str, task: str, accuracies: dict[str, float], partial: b
             methods[name].update(micro_accuracy=accuracy - 0.01, subjects={"anatomy": {}, "virology": {}})
     best = scoring.olmes_result(methods, TASKS[task].recommended_norm)
     return {
-        "schema": scoring.SUMMARY_SCHEMA, "model": model, "task": task, "partial": partial,
-        "partial_reasons": ["run with limit 100"] if partial else [], "n_instances": 100,
-        "methods": methods, "best_of_two": best, "olmes": None if partial else best,
+        "schema": SUMMARY_SCHEMA, "model": model, "task": task, "display_name": TASKS[task].display_name,
+        "recommended_norm": TASKS[task].recommended_norm, "n_instances": 100, "full_count": 100,
+        "limit": 100 if partial else None, "partial": partial,
+        "partial_reasons": ["run with limit 100"] if partial else [], "methods": methods,
+        "best_of_two": best, "near_tie_nats": scoring.NEAR_TIE_NATS, "inputs": {},
+        "olmes": None if partial else best,
     }  # fmt: skip
 
 

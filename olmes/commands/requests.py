@@ -8,7 +8,8 @@ import sys
 from olmes.argtypes import positive_int
 from olmes.data import SOURCES
 from olmes.errors import OlmesError
-from olmes.requests import instance_rows, requests_of, task_instances, write_jsonl
+from olmes.records import write_records
+from olmes.requests import instance_rows, requests_of, task_instances
 from olmes.tasks import REQUEST_SETS, get_task
 
 NAME = "requests"
@@ -42,10 +43,10 @@ def run(args: argparse.Namespace) -> int:
     instances = task_instances(task, args.limit, args.source)
     if args.output is not None:
         rows = requests_of(task, args.formulation, instances, args.source, args.pmi_everywhere)
-        write_jsonl(rows, args.output)
+        write_records(rows, args.output)
         counts = f"{len(rows)} requests for {len(instances)} instances"
         print(f"{args.task} {args.formulation}: {counts} -> {args.output}", file=sys.stderr)
     if args.instances is not None:
-        write_jsonl(instance_rows(task, instances), args.instances)
+        write_records(instance_rows(task, instances), args.instances)
         print(f"{args.task}: {len(instances)} instances -> {args.instances}", file=sys.stderr)
     return 0

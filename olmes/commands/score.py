@@ -15,8 +15,9 @@ from pathlib import Path
 import pandas as pd
 
 from olmes.argtypes import positive_int
-from olmes.atomic import atomic_path, write_json_atomic
+from olmes.atomic import atomic_path
 from olmes.errors import OlmesError
+from olmes.records import write_score_summary
 from olmes.scoring import file_sha256, gather_predictions, score_task, summarize
 
 NAME = "score"
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         "path": os.path.relpath(args.predictions.resolve(), args.summary.resolve().parent),
         "sha256": file_sha256(args.predictions),
     }
-    write_json_atomic(args.summary, summary)
+    write_score_summary(args.summary, summary)
     print(_headline(summary), file=sys.stderr)
     return 0
 

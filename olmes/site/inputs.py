@@ -15,13 +15,13 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from olmes.errors import OlmesError
+from olmes.records import InstanceRow, RequestRow, iter_records
 from olmes.results import ModelInfo, ScoreSet, load_scores
 from olmes.scoring import file_sha256
 from olmes.tables import build_tables
@@ -146,7 +146,7 @@ class TaskRequests:
     formulation: str
     path: Path
     prefixes: dict[str | None, str]
-    example: list[dict]  # every row of the first instance
+    example: list[RequestRow]  # every row of the first instance
     num_instances: int
 
     def prefix(self, subject: str | None) -> str:
@@ -159,7 +159,7 @@ class TaskInstances:
 
     task: str
     path: Path
-    rows: dict[int, dict]
+    rows: dict[int, InstanceRow]
 
 
 def expand_request_paths(paths: list[str | Path]) -> list[Path]:
@@ -178,36 +178,14 @@ def _is_instance_file(path: Path) -> bool:
     return path.name.removesuffix(".gz").endswith(".instances.jsonl")
 
 
-def _json_lines(path: Path, what: str, required: tuple[str, ...]):
-    """(line number, row) of a JSONL file (optionally gzipped); a row without a required field is an
-    error naming the line."""
-    opener = gzip.open if path.name.endswith(".gz") else open
-    try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                    missing = [key for key in required if key not in row]
-                except ValueError as error:
-                    raise OlmesError(f"{path}:{number}: not an olmes {what} row ({error})") from error
-                if missing:
-                    raise OlmesError(f"{path}:{number}: not an olmes {what} row (no {', '.join(missing)})")
-                yield number, row
-    except OSError as error:
-        raise OlmesError(f"{path}: cannot read {what}s ({error})") from error
-
-
 def read_requests_file(path: Path) -> TaskRequests | None:
     """Stream one JSONL request file. Returns None for an empty file."""
     contexts: dict[str | None, list[str]] = {}
     indices: set[int] = set()
-    example: list[dict] = []
+    example: list[RequestRow] = []
     first_index = None
     task = formulation = None
-    required = ("task", "formulation", "instance_index", "choice", "context", "continuation")
-    for number, row in _json_lines(path, "request", required):
+    for number, row in iter_records(path, RequestRow):
         if task is None:
             task, formulation, first_index = row["task"], row["formulation"], row["instance_index"]
         elif (row["task"], row["formulation"]) != (task, formulation):
@@ -241,10 +219,9 @@ def _shared_prefixes(contexts: dict[str | None, list[str]]) -> dict[str | None, 
 
 def read_instances_file(path: Path) -> TaskInstances | None:
     """One instance file; None when it is empty."""
-    rows: dict[int, dict] = {}
+    rows: dict[int, InstanceRow] = {}
     task = None
-    required = ("task", "instance_index", "native_id", "question", "choices", "gold")
-    for number, row in _json_lines(path, "instance", required):
+    for number, row in iter_records(path, InstanceRow):
         if task is None:
             task = row["task"]
         elif row["task"] != task:
