@@ -5,7 +5,8 @@
 # copied to OUT, so a campaign of several hours can be committed as it goes and continued on another
 # machine: a task whose score summary is already in OUT is skipped.
 #
-# The log-prob cache chunks (checksummed, content-keyed) are mirrored to OUT/resume-cache as well:
+# What each job cost is appended to OUT/scale.jsonl (scripts/scale_facts.py). The log-prob cache
+# chunks (checksummed, content-keyed) of the campaign's models are mirrored to OUT/resume-cache:
 # a new machine seeds its cache from there, so a task cut off midway (MMLU takes hours on a CPU)
 # resumes where its last chunk ended instead of starting over. `bash scripts/full_standard.sh sync`
 # mirrors them now (before committing at the end of a session).
@@ -19,11 +20,21 @@ models=(SmolLM2-135M Gemma-3-270M)
 tasks=(openbookqa winogrande piqa socialiqa arc_easy csqa arc_challenge boolq hellaswag mmlu)
 cache="${OLMES_CACHE_DIR:-$HOME/.cache/olmes}/logprobs"
 
-sync_cache() {  # $1 -> $2: copy chunk files the target lacks (names are content hashes)
-  [ -d "$1" ] || return 0
-  (cd "$1" && find . -name '*.parquet' -print0) | while IFS= read -r -d '' chunk; do
-    [ -f "$2/$chunk" ] || { mkdir -p "$2/$(dirname "$chunk")"; cp -p "$1/$chunk" "$2/$chunk"; }
+sync_cache() {  # $1 -> $2: copy the campaign models' chunk files the target lacks (names are hashes)
+  local fingerprint
+  for fingerprint in $(campaign_fingerprints); do
+    [ -d "$1/$fingerprint" ] || continue
+    mkdir -p "$2/$fingerprint"
+    for chunk in "$1/$fingerprint"/*.parquet; do
+      [ -f "$2/$fingerprint/${chunk##*/}" ] || cp -p "$chunk" "$2/$fingerprint/"
+    done
   done
+}
+
+campaign_fingerprints() {  # the models of this campaign, from its run records (resume seeds too)
+  { cat "$results"/logprobs/*/*.run.json "$out"/*/logprobs/*.run.json 2>/dev/null \
+      | sed -n 's/.*"model_fingerprint": "\([0-9a-f]*\)".*/\1/p'
+    ls "$out/resume-cache" 2>/dev/null; } | sort -u
 }
 
 case "$action" in
@@ -45,6 +56,7 @@ for model in "${models[@]}"; do
       mkdir -p "$out/$model/$kind"
       cp -p "$results/$kind/$model/$task".* "$out/$model/$kind/"
     done
+    .venv/bin/python scripts/scale_facts.py collect "$results" "$out/scale.jsonl"
     sync_cache "$cache" "$out/resume-cache"
   done
 done

@@ -1,0 +1,106 @@
+"""What each log-prob job of a run cost, kept as it is measured, and the scale table made from it.
+
+    python scripts/scale_facts.py collect RESULTS LEDGER   # append the jobs RESULTS computed
+    python scripts/scale_facts.py table LEDGER             # print the table (Markdown)
+
+``collect`` reads every run record under ``RESULTS/logprobs/<model>/`` with the job's Snakemake
+benchmark (``RESULTS/benchmarks/logprobs/<model>/<task>.<set>.tsv``: the whole process's wall time)
+and appends one JSON line per job that computed requests (a job served from the cache measured
+nothing) to LEDGER, once per (model, request file SHA-256). The ledger outlives the result files: a
+result regenerated later from the cache keeps the facts of the run that computed it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from pathlib import Path
+
+from olmes.records import read_run_record
+
+FACTS = (
+    "requests_computed", "requests_from_cache", "tokens_forwarded", "trie_minimal_tokens", "naive_tokens",
+    "wall_time_s", "engine_time_s", "load_time_s", "peak_rss_bytes", "cache_bytes_written",
+)  # fmt: skip
+
+
+def collect(results: Path, ledger: Path) -> int:
+    known = {(row["model"], row["requests_sha256"]) for row in _ledger(ledger)}
+    added = 0
+    with open(ledger, "a", encoding="utf-8") as handle:
+        for path in sorted(results.glob("logprobs/*/*.parquet")):
+            record = read_run_record(path)
+            model, (task, request_set) = path.parent.name, path.name.split(".")[:2]
+            if record is None or record["requests_computed"] == 0:
+                continue
+            if (model, record["requests_sha256"]) in known:
+                continue
+            row = {
+                "model": model,
+                "task": task,
+                "set": request_set,
+                "requests_sha256": record["requests_sha256"],
+            }
+            row.update({key: record[key] for key in FACTS})
+            row.update(_process_times(results / "benchmarks/logprobs" / model / f"{task}.{request_set}.tsv"))
+            handle.write(json.dumps(row) + "\n")
+            known.add((model, record["requests_sha256"]))
+            added += 1
+    return added
+
+
+def _process_times(benchmark: Path) -> dict[str, float | None]:
+    """The whole job's wall and CPU seconds (Snakemake's benchmark); CPU / wall below the thread
+    count means the job shared the machine, so its speed is not the machine's."""
+    if not benchmark.exists():
+        return {"process_s": None, "process_cpu_s": None}
+    with open(benchmark, encoding="utf-8") as handle:
+        measured = next(csv.DictReader(handle, delimiter="\t"))
+    return {"process_s": float(measured["s"]), "process_cpu_s": float(measured["cpu_time"])}
+
+
+def _ledger(ledger: Path) -> list[dict]:
+    if not ledger.exists():
+        return []
+    return [json.loads(line) for line in ledger.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def table(ledger: Path) -> str:
+    header = ("model", "task", "set", "requests", "tokens forwarded", "trie-minimal", "wall s", "engine s",
+              "tok/s", "cores busy", "peak RSS GiB", "cache KiB")  # fmt: skip
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in _ledger(ledger):
+        rate = row["tokens_forwarded"] / row["engine_time_s"] if row["engine_time_s"] else 0
+        cells = (
+            row["model"], row["task"], row["set"], f"{row['requests_computed']:,}",
+            f"{row['tokens_forwarded']:,}",
+            f"{row['trie_minimal_tokens']:,}", f"{row['process_s'] or row['wall_time_s']:.0f}",
+            f"{row['engine_time_s']:.0f}", f"{rate:.0f}", _cores(row), f"{row['peak_rss_bytes'] / 2**30:.2f}",
+            f"{row['cache_bytes_written'] / 1024:.0f}",
+        )  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _cores(row: dict) -> str:
+    return f"{row['process_cpu_s'] / row['process_s']:.2f}" if row.get("process_cpu_s") else "?"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="action", required=True)
+    collect_parser = sub.add_parser("collect")
+    collect_parser.add_argument("results", type=Path)
+    collect_parser.add_argument("ledger", type=Path)
+    table_parser = sub.add_parser("table")
+    table_parser.add_argument("ledger", type=Path)
+    args = parser.parse_args()
+    if args.action == "collect":
+        print(f"{collect(args.results, args.ledger)} jobs added to {args.ledger}")
+    else:
+        print(table(args.ledger))
+
+
+if __name__ == "__main__":
+    main()
