@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import threading
 from pathlib import Path
 
@@ -26,6 +27,7 @@ import pandas as pd
 import pytest
 
 import olmes.requests as requests_module
+from olmes.atomic import current_umask
 from olmes.cli import main
 from olmes.errors import OlmesError
 from olmes.records import write_records
@@ -265,6 +267,9 @@ def built(tmp_path_factory):
 
 def test_pages_and_files(built):
     site = built["site"]
+    umask = current_umask()  # a web server running as another user must be able to read the site
+    assert stat.S_IMODE(site.stat().st_mode) == 0o777 & ~umask
+    assert stat.S_IMODE((site / "index.html").stat().st_mode) == 0o666 & ~umask
     pages = {str(p.relative_to(site)) for p in site.rglob("*.html")}
     expected = {
         "index.html",

@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 
 from olmes import __version__
-from olmes.atomic import write_text_atomic
+from olmes.atomic import make_dir_public, write_text_atomic
 from olmes.errors import OlmesError
 from olmes.render import DAGGER, MISSING, PARTIAL_MARK
 from olmes.scoring import NEAR_TIE_NATS, NORMALIZATION_FORMULAS
@@ -92,6 +92,7 @@ def build_site(
         )
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.building-"))
+    make_dir_public(staging)
     try:
         written = _build_into(
             staging, list(scores_paths), tables_dir, list(request_paths), models_file, title
