@@ -291,8 +291,13 @@ def test_cli_writes_parquet_and_run_record(llama_dir, tmp_path):
     assert len(record["requests_sha256"]) == 64 and record["versions"]["torch"]
     assert record["peak_rss_bytes"] > 50 * 2**20 and 0 < record["engine_time_s"] <= record["wall_time_s"]
     assert record["load_time_s"] > 0 and record["cache_bytes_written"] > 0
+    assert record["max_batch_tokens"] == 128
     assert main([*argv, "--no-cache"]) == 0
     assert json.loads((tmp_path / "out" / "scores.parquet.run.json").read_text())["requests_from_cache"] == 0
+    automatic = [*argv[: argv.index("--max-batch-tokens")], *argv[argv.index("--max-batch-tokens") + 2 :]]
+    assert main(automatic) == 0  # the default is auto: the CPU's chunk size
+    assert json.loads((tmp_path / "out" / "scores.parquet.run.json").read_text())["max_batch_tokens"] == 512
+    assert engine.default_max_batch_tokens(torch.device("cuda")) == engine.GPU_MAX_BATCH_TOKENS
 
 
 def test_cli_reports_bad_input_on_one_line(llama_dir, tmp_path, capsys):

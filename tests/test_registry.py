@@ -15,6 +15,7 @@ import yaml
 
 from olmes.cli import main
 from olmes.config import validate_config
+from olmes.errors import OlmesError
 from olmes.records import write_records
 from olmes.requests import build_requests, request_sets
 from olmes.tasks import TASKS
@@ -48,6 +49,17 @@ def test_config_schema_takes_its_task_list_from_the_registry(toy_task):
     validate_config({**config, "tasks": list(TASKS)}, schema)
     with pytest.raises(Exception, match="'nosuchtask' is not one of"):
         validate_config({**config, "tasks": ["nosuchtask"]}, schema)
+
+
+@pytest.mark.parametrize(("value", "valid"), [("auto", True), (512, True), (32, False), ("big", False)])
+def test_max_batch_tokens_is_a_number_or_auto(value, valid):
+    config = {**yaml.safe_load((REPO / "config" / "config.yaml").read_text()), "max_batch_tokens": value}
+    schema = REPO / "workflow" / "schemas" / "config.schema.yaml"
+    if valid:
+        validate_config(config, schema)
+    else:
+        with pytest.raises(OlmesError, match="config key 'max_batch_tokens'"):
+            validate_config(config, schema)
 
 
 def test_tasks_command_lists_the_registry(toy_task, capsys):

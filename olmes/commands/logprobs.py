@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from olmes.engine import DEFAULT_MAX_BATCH_TOKENS
+from olmes.engine import DEFAULT_MAX_BATCH_TOKENS, GPU_MAX_BATCH_TOKENS, default_max_batch_tokens
 from olmes.errors import OlmesError
 from olmes.models import DTYPES, SHORT_NAMES, load
 from olmes.resources import cache_dir
@@ -33,9 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", required=True, type=Path, help="Parquet file to write")
     parser.add_argument(
         "--max-batch-tokens",
-        type=_positive,
-        default=DEFAULT_MAX_BATCH_TOKENS,
-        help=f"tokens forwarded per model call (default {DEFAULT_MAX_BATCH_TOKENS}); halved on CUDA OOM",
+        type=_positive_or_auto,
+        default="auto",
+        help=f"tokens forwarded per model call, or auto (default: {DEFAULT_MAX_BATCH_TOKENS} on a CPU, "
+        f"{GPU_MAX_BATCH_TOKENS} on a GPU); halved on CUDA OOM",
     )
     parser.add_argument(
         "--dtype",
@@ -55,7 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def _positive(text: str) -> int:
+def _positive_or_auto(text: str) -> int | str:
+    if text == "auto":
+        return text
     value = int(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {value}")
@@ -84,7 +87,9 @@ def run(args: argparse.Namespace) -> int:
         args.requests,
         args.output,
         args.cache_dir or cache_dir(),
-        max_batch_tokens=args.max_batch_tokens,
+        max_batch_tokens=default_max_batch_tokens(lm.device)
+        if args.max_batch_tokens == "auto"
+        else args.max_batch_tokens,
         use_cache=not args.no_cache,
         progress=not args.quiet,
         load_time_s=load_time_s,
