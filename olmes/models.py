@@ -91,11 +91,47 @@ class LoadedModel:
 
     @property
     def fingerprint(self) -> str:
-        """Everything that changes the numbers: weights, dtype, device type (and the engine version)."""
-        from olmes.engine import ENGINE_VERSION
+        return fingerprint(self.resolved, self.dtype, self.device)
 
-        key = [self.resolved.identity, str(self.dtype), self.device.type, ENGINE_VERSION]
-        return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]
+
+@dataclass
+class ModelPlan:
+    """A resolved model spec with its precision and device, weights not loaded: enough to find its
+    cached results (``fingerprint``), so a job whose every request is cached never loads the weights."""
+
+    resolved: ResolvedModel
+    config: dict
+    dtype: torch.dtype
+    device: torch.device
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.resolved, self.dtype, self.device)
+
+    @property
+    def bos_token_id(self) -> int | None:
+        """The BOS the model is scored with (loads the tokenizer only)."""
+        from transformers import AutoTokenizer
+
+        return expects_bos(AutoTokenizer.from_pretrained(self.resolved.path), self.config["model_type"])
+
+    def load(self) -> LoadedModel:
+        """The weights and tokenizer, in eval mode on the planned device."""
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(self.resolved.path)
+        model = AutoModelForCausalLM.from_pretrained(self.resolved.path, dtype=self.dtype)
+        bos = expects_bos(tokenizer, self.config["model_type"])
+        model = model.to(self.device).eval()
+        return LoadedModel(self.resolved, model, tokenizer, self.dtype, self.device, bos)
+
+
+def fingerprint(resolved: ResolvedModel, dtype: torch.dtype, device: torch.device) -> str:
+    """Everything that changes the numbers: weights, dtype, device type (and the engine version)."""
+    from olmes.engine import ENGINE_VERSION
+
+    key = [resolved.identity, str(dtype), device.type, ENGINE_VERSION]
+    return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]
 
 
 def file_sha256(path: Path) -> str:
@@ -231,39 +267,40 @@ def resolve(spec: str) -> ResolvedModel:
     )
 
 
-def default_dtype(config) -> torch.dtype:
-    """The model's own precision (config ``dtype``), float32 when it does not say."""
-    declared = getattr(config, "dtype", None) or getattr(config, "torch_dtype", None)
-    if isinstance(declared, str):
-        declared = DTYPES.get(declared)
-    return declared if isinstance(declared, torch.dtype) else torch.float32
+def default_dtype(config: dict) -> torch.dtype:
+    """The model's own precision (config.json ``dtype`` or ``torch_dtype``), float32 when it says none."""
+    declared = config.get("dtype") or config.get("torch_dtype")
+    return DTYPES.get(declared, torch.float32) if isinstance(declared, str) else torch.float32
 
 
-def expects_bos(tokenizer, config) -> int | None:
+def expects_bos(tokenizer, model_type: str) -> int | None:
     """The BOS id to prepend, or None: when the tokenizer adds one itself, or the model is a Gemma."""
     bos = tokenizer.bos_token_id
     if bos is None:
         return None
     adds_bos = tokenizer("a", add_special_tokens=True)["input_ids"][:1] == [bos]
-    return bos if adds_bos or config.model_type.startswith("gemma") else None
+    return bos if adds_bos or model_type.startswith("gemma") else None
 
 
-def load(spec: str, dtype: str | None = None, device: str | None = None) -> LoadedModel:
-    """Resolve and load a causal LM for scoring (eval mode, no grad)."""
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-
+def prepare(spec: str, dtype: str | None = None, device: str | None = None) -> ModelPlan:
+    """Resolve a model spec and choose its precision and device, without loading weights."""
     resolved = resolve(spec)
     try:
-        config = AutoConfig.from_pretrained(resolved.path)
-    except Exception as exc:
+        config = json.loads((resolved.path / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
         raise OlmesError(f"cannot read the model config of {spec!r}: {exc}") from exc
-    if config.model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
-        raise OlmesError(f"model {spec!r} is a {config.model_type!r} model, not a causal language model")
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    if config.get("model_type") not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        kind = config.get("model_type")
+        raise OlmesError(f"model {spec!r} is a {kind!r} model, not a causal language model")
     if dtype not in (None, "auto") and dtype not in DTYPES:
         raise OlmesError(f"unknown dtype {dtype!r}; use one of auto, {', '.join(DTYPES)}")
     torch_dtype = DTYPES[dtype] if dtype in DTYPES else default_dtype(config)
     target = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    tokenizer = AutoTokenizer.from_pretrained(resolved.path)
-    model = AutoModelForCausalLM.from_pretrained(resolved.path, dtype=torch_dtype).to(target).eval()
-    return LoadedModel(resolved, model, tokenizer, torch_dtype, target, expects_bos(tokenizer, config))
+    return ModelPlan(resolved, config, torch_dtype, target)
+
+
+def load(spec: str, dtype: str | None = None, device: str | None = None) -> LoadedModel:
+    """Resolve and load a causal LM for scoring (eval mode, no grad)."""
+    return prepare(spec, dtype, device).load()

@@ -23,9 +23,9 @@ import pyarrow.parquet as pq
 from olmes import __version__
 from olmes.atomic import atomic_path
 from olmes.cache import ChunkWriter, LogprobCache, request_key
-from olmes.engine import DEFAULT_MAX_BATCH_TOKENS, MAX_INPUT_TOKENS, score
+from olmes.engine import MAX_INPUT_TOKENS, Scores, default_max_batch_tokens, score
 from olmes.errors import OlmesError
-from olmes.models import LoadedModel
+from olmes.models import LoadedModel, ModelPlan
 from olmes.records import RequestRow, RunRecord, read_records, write_run_record
 
 
@@ -37,34 +37,43 @@ def read_requests(path: Path) -> list[RequestRow]:
 
 
 def score_file(
-    lm: LoadedModel,
+    model: ModelPlan | LoadedModel,
     requests: list[RequestRow],
     requests_path: Path,
     output: Path,
     cache_root: Path,
     *,
-    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+    max_batch_tokens: int | None = None,
     use_cache: bool = True,
     progress: bool = False,
     flush_every: int = 2048,
-    load_time_s: float | None = None,
 ) -> RunRecord:
     """Score requests (reusing the results cached under ``cache_root``), write the Parquet output and
     the run record.
 
-    ``load_time_s`` (how long loading the model took, when the caller measured it) goes into the
-    run record with the engine's own time and the process's peak memory, the job's scale facts.
+    ``model`` may be a plan (:func:`olmes.models.prepare`): its weights are loaded only when some
+    request is not cached, so a fully cached job costs a process start and a cache read. The run
+    record gets the job's scale facts: load and engine time, peak memory, cache bytes written.
+    ``max_batch_tokens`` None takes the device's default (:func:`olmes.engine.default_max_batch_tokens`).
     """
     started = time.perf_counter()
+    batch = max_batch_tokens or default_max_batch_tokens(model.device)
     pairs = [(row["context"], row["continuation"]) for row in requests]
     keys = [request_key(*pair) for pair in pairs]
-    cache = LogprobCache(cache_root, lm.fingerprint)
+    cache = LogprobCache(cache_root, model.fingerprint)
     known = cache.load().rows if use_cache else {}
     missing = _first_uncached(keys, known)
+    loading = time.perf_counter()
+    lm = model.load() if missing and isinstance(model, ModelPlan) else model
+    load_time_s = time.perf_counter() - loading if lm is not model else None
     writer = ChunkWriter(cache, [keys[i] for i in missing], every_requests=flush_every)
     scoring = time.perf_counter()
     try:
-        scores = score(lm, [pairs[i] for i in missing], max_batch_tokens, on_done=writer, progress=progress)
+        scores = (
+            score(lm, [pairs[i] for i in missing], batch, on_done=writer, progress=progress)
+            if missing
+            else None
+        )
     finally:
         writer.flush()  # keep what finished, also when the run is interrupted
     engine_time_s = time.perf_counter() - scoring
@@ -75,7 +84,7 @@ def score_file(
             bool(scores.is_greedy[position]),
         )
     write_parquet(output, requests, [known[key] for key in keys])
-    record = run_record(lm, requests_path, len(requests), len(missing), scores, max_batch_tokens)
+    record = run_record(lm, requests_path, len(requests), len(missing), scores, batch)
     record["wall_time_s"] = round(time.perf_counter() - started, 3)
     record["engine_time_s"] = round(engine_time_s, 3)
     record["load_time_s"] = None if load_time_s is None else round(load_time_s, 3)
@@ -117,18 +126,24 @@ def write_parquet(output: Path, requests: list[RequestRow], results: list[tuple[
 
 
 def run_record(
-    lm: LoadedModel, requests_path: Path, total: int, computed: int, scores, max_batch_tokens: int
+    model: ModelPlan | LoadedModel,
+    requests_path: Path,
+    total: int,
+    computed: int,
+    scores: Scores | None,
+    max_batch_tokens: int,
 ) -> RunRecord:
-    """The run record without the timings and memory, which :func:`score_file` adds at the end."""
+    """The run record without the timings and memory, which :func:`score_file` adds at the end
+    (``scores`` None: every request came from the cache)."""
     return {
-        "model": lm.resolved.spec,
-        "model_kind": lm.resolved.kind,
-        "model_path": str(lm.resolved.path),
-        "model_revision": lm.resolved.identity,
-        "model_fingerprint": lm.fingerprint,
-        "dtype": str(lm.dtype).removeprefix("torch."),
-        "device": str(lm.device),
-        "bos_token_id": lm.bos_token_id,
+        "model": model.resolved.spec,
+        "model_kind": model.resolved.kind,
+        "model_path": str(model.resolved.path),
+        "model_revision": model.resolved.identity,
+        "model_fingerprint": model.fingerprint,
+        "dtype": str(model.dtype).removeprefix("torch."),
+        "device": str(model.device),
+        "bos_token_id": model.bos_token_id,
         "max_input_tokens": MAX_INPUT_TOKENS,
         "max_batch_tokens": max_batch_tokens,
         "versions": _versions(),
@@ -137,9 +152,9 @@ def run_record(
         "num_requests": total,
         "requests_from_cache": total - computed,
         "requests_computed": computed,
-        "tokens_forwarded": scores.tokens_forwarded,
-        "trie_minimal_tokens": scores.trie_tokens,
-        "naive_tokens": scores.naive_tokens,
+        "tokens_forwarded": scores.tokens_forwarded if scores else 0,
+        "trie_minimal_tokens": scores.trie_tokens if scores else 0,
+        "naive_tokens": scores.naive_tokens if scores else 0,
     }
 
 

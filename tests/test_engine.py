@@ -116,7 +116,7 @@ def test_gemma_bos_and_sliding_window_are_exact(gemma):
     sums, counts, greedy = reference(gemma, pairs)
     assert np.abs(scores.sum_logprob - sums).max() <= TOLERANCE
     assert (scores.num_tokens == counts).all() and (scores.is_greedy == greedy).all()
-    assert expects_bos(gemma.tokenizer, gemma.model.config) == gemma.bos_token_id is not None
+    assert expects_bos(gemma.tokenizer, gemma.model.config.model_type) == gemma.bos_token_id is not None
     encoded = engine.encode_requests(gemma.tokenizer, pairs, gemma.bos_token_id)
     assert all(e.tokens[0] == gemma.bos_token_id for e in encoded)
 
@@ -247,7 +247,7 @@ def test_corrupt_chunk_is_detected_and_recomputed(llama, tmp_path, capsys):
     assert_same_output(tmp_path / "first.parquet", tmp_path / "second.parquet")
 
 
-def test_cli_writes_parquet_and_run_record(llama_dir, tmp_path):
+def test_cli_writes_parquet_and_run_record(llama_dir, tmp_path, monkeypatch):
     rows = build_requests("mmlu", "mcf", limit=3) + build_requests("arc_challenge", "cf", limit=2)
     requests = write_requests(tmp_path / "requests.jsonl", rows)
     output = tmp_path / "out" / "scores.parquet"
@@ -294,9 +294,22 @@ def test_cli_writes_parquet_and_run_record(llama_dir, tmp_path):
     assert record["max_batch_tokens"] == 128
     assert main([*argv, "--no-cache"]) == 0
     assert json.loads((tmp_path / "out" / "scores.parquet.run.json").read_text())["requests_from_cache"] == 0
+    from transformers import AutoModelForCausalLM
+
+    def no_weights(*args, **kwargs):
+        raise AssertionError("a fully cached job loaded the weights")
+
+    monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", no_weights)
     automatic = [*argv[: argv.index("--max-batch-tokens")], *argv[argv.index("--max-batch-tokens") + 2 :]]
-    assert main(automatic) == 0  # the default is auto: the CPU's chunk size
-    assert json.loads((tmp_path / "out" / "scores.parquet.run.json").read_text())["max_batch_tokens"] == 512
+    assert main(automatic) == 0  # every request cached: no weights; the default chunk size is the CPU's
+    cached = json.loads((tmp_path / "out" / "scores.parquet.run.json").read_text())
+    assert cached["max_batch_tokens"] == 512 and cached["requests_from_cache"] == len(rows)
+    assert cached["tokens_forwarded"] == 0 and cached["load_time_s"] is None
+    assert (
+        cached["bos_token_id"] == record["bos_token_id"]
+        and cached["model_fingerprint"] == record["model_fingerprint"]
+    )
+    pd.testing.assert_frame_equal(pd.read_parquet(output), table)
     assert engine.default_max_batch_tokens(torch.device("cuda")) == engine.GPU_MAX_BATCH_TOKENS
 
 

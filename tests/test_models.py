@@ -79,13 +79,26 @@ def test_hub_ids_resolve_to_a_pinned_commit(monkeypatch, tiny_dir):
 
 
 def test_expects_bos_for_gemma_and_self_declared_tokenizers(tiny_dir):
-    from transformers import AutoConfig, AutoTokenizer
+    from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_dir)
-    config = AutoConfig.from_pretrained(tiny_dir)
-    assert models.expects_bos(tokenizer, config) is None
-    config.model_type = "gemma3_text"
-    assert models.expects_bos(tokenizer, config) == tokenizer.bos_token_id
+    assert models.expects_bos(tokenizer, "llama") is None
+    assert models.expects_bos(tokenizer, "gemma3_text") == tokenizer.bos_token_id
+
+
+def test_a_plan_knows_the_fingerprint_and_dtype_without_loading_weights(tiny_dir, monkeypatch):
+    from transformers import AutoModelForCausalLM
+
+    loaded = models.load(str(tiny_dir), device="cpu")
+
+    def no_weights(*args, **kwargs):
+        raise AssertionError("weights loaded")
+
+    monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", no_weights)
+    plan = models.prepare(str(tiny_dir), device="cpu")
+    assert plan.fingerprint == loaded.fingerprint and plan.dtype == loaded.dtype == torch.float32
+    assert plan.bos_token_id == loaded.bos_token_id
+    assert models.prepare(str(tiny_dir), dtype="bfloat16", device="cpu").fingerprint != plan.fingerprint
 
 
 def _real_cache_has(wheel) -> bool:

@@ -10,12 +10,11 @@ import argparse
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 
-from olmes.engine import DEFAULT_MAX_BATCH_TOKENS, GPU_MAX_BATCH_TOKENS, default_max_batch_tokens
+from olmes.engine import DEFAULT_MAX_BATCH_TOKENS, GPU_MAX_BATCH_TOKENS
 from olmes.errors import OlmesError
-from olmes.models import DTYPES, SHORT_NAMES, load
+from olmes.models import DTYPES, SHORT_NAMES, prepare
 from olmes.resources import cache_dir
 from olmes.runner import read_requests, score_file
 
@@ -78,21 +77,15 @@ def run(args: argparse.Namespace) -> int:
     if args.cache_dir is not None:  # models and data are cached there too (olmes.resources)
         os.environ["OLMES_CACHE_DIR"] = str(args.cache_dir)
     requests = read_requests(args.requests)
-    loading = time.perf_counter()
-    lm = load(args.model, dtype=args.dtype, device=args.device)
-    load_time_s = time.perf_counter() - loading
     record = score_file(
-        lm,
+        prepare(args.model, dtype=args.dtype, device=args.device),
         requests,
         args.requests,
         args.output,
         args.cache_dir or cache_dir(),
-        max_batch_tokens=default_max_batch_tokens(lm.device)
-        if args.max_batch_tokens == "auto"
-        else args.max_batch_tokens,
+        max_batch_tokens=None if args.max_batch_tokens == "auto" else args.max_batch_tokens,
         use_cache=not args.no_cache,
         progress=not args.quiet,
-        load_time_s=load_time_s,
     )
     print(
         f"olmes: {record['num_requests']} requests ({record['requests_from_cache']} from cache), "
