@@ -12,6 +12,8 @@ import signal
 import sys
 from pathlib import Path
 
+import torch
+
 from olmes.engine import DEFAULT_MAX_BATCH_TOKENS, GPU_MAX_BATCH_TOKENS
 from olmes.errors import OlmesError
 from olmes.models import DTYPES, SHORT_NAMES, prepare
@@ -45,6 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--device", help="torch device (default: cuda when present, else cpu)")
     parser.add_argument(
+        "--threads",
+        type=_positive,
+        help="CPU threads of torch (default: torch's own, every core); the workflow passes its job's",
+    )
+    parser.add_argument(
         "--cache-dir",
         type=Path,
         help="cache folder for models and scores (default: $OLMES_CACHE_DIR, else ~/.cache/olmes)",
@@ -56,8 +63,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _positive_or_auto(text: str) -> int | str:
-    if text == "auto":
-        return text
+    return text if text == "auto" else _positive(text)
+
+
+def _positive(text: str) -> int:
     value = int(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {value}")
@@ -74,6 +83,8 @@ def _terminated(signum, _frame) -> None:
 
 def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _terminated)
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
     if args.cache_dir is not None:  # models and data are cached there too (olmes.resources)
         os.environ["OLMES_CACHE_DIR"] = str(args.cache_dir)
     requests = read_requests(args.requests)

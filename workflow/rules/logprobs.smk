@@ -27,4 +27,4 @@ rule logprobs:
         f"{RESULTS}/benchmarks/logprobs/{{model}}/{{task}}.{{formulation}}.tsv"
     shell:
         "olmes logprobs --model {params.spec:q} {params.dtype} --requests {input}"
-        " --max-batch-tokens {params.max_batch_tokens} --output {output} 2> {log}"
+        " --max-batch-tokens {params.max_batch_tokens} --threads {threads} --output {output} 2> {log}"
