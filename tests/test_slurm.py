@@ -36,6 +36,7 @@ import pytest
 import yaml
 
 from olmes.cache import request_key
+from olmes.records import RequestRow, read_records
 from tests.test_workflow import SETS, TASKS, _environment, _write_config
 from tests.tiny_model import build_tiny_model
 
@@ -382,10 +383,12 @@ def test_rerun_recomputes_only_the_chunks_that_were_not_written(scenario: Scenar
     for name, keys in before.items():  # nothing written before the cancel was lost or rewritten
         assert after.get(name) == keys, name
     wanted = set()  # every request of the workflow (keys are per request, the same for each model)
-    for path in (scenario.slurm_dir / "results" / "requests").glob("*.jsonl"):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
-            wanted.add(request_key(row["context"], row["continuation"]))
+    for task in TASKS:
+        for formulation in SETS[task]:
+            path = scenario.slurm_dir / "results" / "requests" / f"{task}.{formulation}.jsonl"
+            wanted |= {
+                request_key(row["context"], row["continuation"]) for row in read_records(path, RequestRow)
+            }
     fingerprints = {name.split("/")[0] for name in after}
     assert len(fingerprints) == len(MODELS)
     computed_by_b = 0
