@@ -49,6 +49,10 @@ def cf_method(norm: str) -> str:
     return f"cf_{norm}"
 
 
+METHODS = (*map(cf_method, NORMALIZATIONS), MCF)
+"""Every scoring method, in the order predictions and summaries list them."""
+
+
 # -- reading log-prob files -------------------------------------------------------------------------
 
 
@@ -297,7 +301,7 @@ def method_predictions(method: str, table: ChoiceTable) -> pd.DataFrame:
 
 def _norm_of(method: str) -> str:
     if not method.startswith("cf_") or method.removeprefix("cf_") not in NORMALIZATIONS:
-        known = ", ".join([*map(cf_method, NORMALIZATIONS), MCF])
+        known = ", ".join(METHODS)
         raise OlmesError(f"unknown scoring method {method!r}; choose one of: {known}")
     return method.removeprefix("cf_")
 
@@ -312,11 +316,10 @@ def predictions_frame(cf: ChoiceTable | None, mcf: ChoiceTable | None) -> pd.Dat
 
 def gather_predictions(parts: list[pd.DataFrame]) -> pd.DataFrame:
     """One model x task's per-method predictions in the methods' standard order (cf_none ... mcf)."""
-    order = [*map(cf_method, NORMALIZATIONS), MCF]
     methods = [str(part["method"].iloc[0]) for part in parts]
     if len(set(methods)) != len(methods):
         raise OlmesError(f"predictions of one method given twice: {sorted(methods)}")
-    ranked = sorted(zip(methods, parts, strict=True), key=lambda pair: order.index(pair[0]))
+    ranked = sorted(zip(methods, parts, strict=True), key=lambda pair: METHODS.index(pair[0]))
     frame = pd.concat([part for _, part in ranked], ignore_index=True)
     frame["subject"] = frame["subject"].astype("string")
     return frame

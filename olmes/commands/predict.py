@@ -7,11 +7,10 @@ import sys
 from pathlib import Path
 
 from olmes.atomic import atomic_path
-from olmes.scoring import MCF, NORMALIZATIONS, cf_method, predict
+from olmes.scoring import METHODS, predict
 
 NAME = "predict"
 HELP = "one method's predictions (cf_none, cf_token, cf_char, cf_pmi or mcf) from the engine's log-probs"
-METHODS = (*map(cf_method, NORMALIZATIONS), MCF)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -20,7 +20,7 @@ from olmes import __version__
 from olmes.errors import OlmesError
 from olmes.render import percent
 from olmes.results import ScoreSet, best_of_two_stderr
-from olmes.scoring import MCF, NEAR_TIE_NATS, NORMALIZATION_FORMULAS, NORMALIZATIONS, cf_method
+from olmes.scoring import MCF, METHODS, NEAR_TIE_NATS, NORMALIZATION_FORMULAS, cf_method
 from olmes.site.inputs import TableSet, TaskInstances, TaskRequests
 from olmes.tasks import TASKS
 
@@ -313,7 +313,7 @@ class SiteData:
             summary = self.scores.get(model.name, task)
             if summary:
                 found |= set(summary["methods"])
-        return [method for method in (*(cf_method(n) for n in NORMALIZATIONS), MCF) if method in found]
+        return [method for method in METHODS if method in found]
 
     def task_score_rows(self, task: str) -> list[dict]:
         rows = []
@@ -488,7 +488,7 @@ class SiteData:
             recommended = cf_method(self.task_specs[task].recommended_norm)
             best = summary.get("best_of_two")
             methods = []
-            for method in (*(cf_method(n) for n in NORMALIZATIONS), MCF):
+            for method in METHODS:
                 stats = summary["methods"].get(method)
                 methods.append(
                     {

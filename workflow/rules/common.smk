@@ -10,7 +10,7 @@ from olmes.atomic import write_text_atomic
 from olmes.config import validate_config
 from olmes.errors import OlmesError
 from olmes.requests import request_sets
-from olmes.scoring import MCF, NORMALIZATIONS, cf_method
+from olmes.scoring import MCF, METHODS, NORMALIZATIONS, cf_method
 from olmes.tasks import REQUEST_SETS, TASKS
 
 
@@ -31,7 +31,7 @@ wildcard_constraints:
     model="[^/]+",
     task="|".join(TASKS),
     formulation="|".join(REQUEST_SETS),
-    method="|".join(cf_method(norm) for norm in NORMALIZATIONS) + f"|{MCF}",
+    method="|".join(METHODS),
 
 
 def task_request_sets(task):
