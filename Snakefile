@@ -1,5 +1,8 @@
-# The OLMES evaluation pipeline: requests -> log-probs -> scores -> tables -> site.
-# Run `snakemake --cores N` here (profiles in workflow/profiles/); see README.md.
+# The OLMES evaluation pipeline: requests -> log-probs -> scores -> tables -> site, and the results
+# store the published leaderboard is built from. Targets (README.md):
+#   snakemake --cores N             the leaderboard site from the store, with the reproduction here
+#   snakemake --cores N evaluate    the config's models: scores, tables and a preview site in results/
+#   snakemake --cores N publish     evaluate, then move the config's models into the store
 
 configfile: "config/config.yaml"
 
@@ -10,6 +13,7 @@ include: "workflow/rules/logprobs.smk"
 include: "workflow/rules/scores.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/site.smk"
+include: "workflow/rules/leaderboard.smk"
 
 
 # On a cluster only the log-prob jobs are submitted; the light ones run where snakemake runs.
@@ -21,10 +25,23 @@ localrules:
     score,
     tables,
     site,
+    publish,
+    reproduce,
+    leaderboard_tables,
+    leaderboard_site,
 
 
 rule all:
     default_target: True
     input:
+        rules.leaderboard_site.output,
+
+
+rule evaluate:
+    input:
         rules.site.output,
         rules.tables.output,
+
+
+onsuccess:
+    print_reproduction(rules.leaderboard_site.input.reproduction)

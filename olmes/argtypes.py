@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 
 def positive_int(text: str) -> int:
@@ -17,10 +18,15 @@ def positive_int(text: str) -> int:
 
 
 def add_scores_argument(parser: argparse.ArgumentParser) -> None:
-    """``--scores``: the summaries of ``olmes score``, as files or folders to search."""
-    parser.add_argument(
+    """``--scores`` (the summaries of ``olmes score``, files or folders to search) or ``--store``."""
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument(
         "--scores",
         nargs="+",
-        required=True,
         help="*.scores.json files written by olmes score, or directories to search for them",
+    )
+    given.add_argument(
+        "--store",
+        type=Path,
+        help="a results store (olmes publish): its models' summaries, names and, for the site, its tasks",
     )

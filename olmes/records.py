@@ -59,6 +59,7 @@ class RunRecord(TypedDict):
     model_fingerprint: str
     dtype: str
     device: str
+    hardware: NotRequired[str]  # GPU name or CPU model (records written before it have none)
     bos_token_id: int | None
     max_input_tokens: int
     max_batch_tokens: int

@@ -143,7 +143,10 @@ def expand_score_paths(paths: Iterable[str | Path]) -> list[Path]:
     return found
 
 
-def load_scores(paths: Iterable[str | Path], models_file: str | Path | None = None) -> ScoreSet:
+def load_scores(
+    paths: Iterable[str | Path], models_file: str | Path | list[ModelInfo] | None = None
+) -> ScoreSet:
+    """The summaries under ``paths``, ordered and named by a models file (or a list of ModelInfo)."""
     summaries, where = {}, {}
     for path in expand_score_paths(paths):
         summary = read_score_summary(path)
@@ -151,7 +154,10 @@ def load_scores(paths: Iterable[str | Path], models_file: str | Path | None = No
         if key in summaries:
             raise OlmesError(f"{path} and {where[key]} both score model {key[0]!r} on {key[1]}; keep one")
         summaries[key], where[key] = summary, path
-    listed = read_models_file(models_file) if models_file else []
+    if isinstance(models_file, list):
+        listed = models_file
+    else:
+        listed = read_models_file(models_file) if models_file else []
     names = {info.name for info in listed}
     extra = sorted({model for model, _ in summaries} - names)
     models = [info for info in listed if any(m == info.name for m, _ in summaries)]

@@ -10,6 +10,7 @@ Output columns, in request-file order: the request's identifying fields (``reque
 from __future__ import annotations
 
 import hashlib
+import os
 import platform
 import resource
 import time
@@ -143,6 +144,7 @@ def run_record(
         "model_fingerprint": model.fingerprint,
         "dtype": str(model.dtype).removeprefix("torch."),
         "device": str(model.device),
+        "hardware": hardware(model.device),
         "bos_token_id": model.bos_token_id,
         "max_input_tokens": MAX_INPUT_TOKENS,
         "max_batch_tokens": max_batch_tokens,
@@ -156,6 +158,23 @@ def run_record(
         "trie_minimal_tokens": scores.trie_tokens if scores else 0,
         "naive_tokens": scores.naive_tokens if scores else 0,
     }
+
+
+def hardware(device) -> str:
+    """What computed the log-probs: the GPU's name, or the CPU's model and core count."""
+    if getattr(device, "type", str(device)) == "cuda":
+        import torch
+
+        return f"{torch.cuda.get_device_name(device)} (cuda)"
+    name = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{name} ({os.cpu_count()} CPUs)"
 
 
 def _versions() -> dict:

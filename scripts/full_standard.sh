@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The full OLMES standard of the configured models, one model x task at a time (smallest tasks
-# first), through the workflow as a user runs it (config/full-standard.yaml). After each task its
-# outputs (log-probs with run records, per-job benchmarks, predictions, score summaries, logs) are
-# copied to OUT, so a campaign of several hours can be committed as it goes and continued on another
-# machine: a task whose score summary is already in OUT is skipped.
+# first), through the workflow as a user runs it (config/full-standard.yaml). After each task it is
+# published into the results store (leaderboard/, olmes publish), so a campaign of several hours
+# can be committed as it goes and continued on another machine: a task already in the store is
+# skipped.
 #
 # What each job cost is appended to OUT/scale.jsonl (scripts/scale_facts.py). The log-prob cache
 # chunks (checksummed, content-keyed) of the campaign's models are mirrored to OUT/resume-cache:
@@ -32,7 +32,7 @@ sync_cache() {  # $1 -> $2: copy the campaign models' chunk files the target lac
 }
 
 campaign_fingerprints() {  # the models of this campaign, from its run records (resume seeds too)
-  { cat "$results"/logprobs/*/*.run.json "$out"/*/logprobs/*.run.json 2>/dev/null \
+  { cat "$results"/logprobs/*/*.run.json leaderboard/models/*/logprobs/*.run.json 2>/dev/null \
       | sed -n 's/.*"model_fingerprint": "\([0-9a-f]*\)".*/\1/p'
     ls "$out/resume-cache" 2>/dev/null; } | sort -u
 }
@@ -45,17 +45,14 @@ esac
 sync_cache "$out/resume-cache" "$cache"
 for model in "${models[@]}"; do
   for task in "${tasks[@]}"; do
-    if [ -f "$out/$model/scores/$task.scores.json" ]; then
+    if [ -f "leaderboard/models/$model/scores/$task.scores.json" ]; then
       continue
     fi
     echo "$(date -u +%FT%TZ) $model $task" >&2
     # The target comes first: --configfile takes every word after it.
     PATH="$PWD/.venv/bin:$PATH" .venv/bin/snakemake "$results/scores/$model/$task.scores.json" \
       --cores all --workflow-profile workflow/profiles/default --configfile config/full-standard.yaml
-    for kind in logprobs benchmarks/logprobs logs/logprobs scores; do
-      mkdir -p "$out/$model/$kind"
-      cp -p "$results/$kind/$model/$task".* "$out/$model/$kind/"
-    done
+    .venv/bin/olmes publish "$model" --from "$results" --store leaderboard --tasks "$task"
     .venv/bin/python scripts/scale_facts.py collect "$results" "$out/scale.jsonl"
     sync_cache "$cache" "$out/resume-cache"
   done

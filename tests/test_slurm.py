@@ -177,7 +177,7 @@ class Run:
 def _start(workdir: Path, log: Path, env: dict, profile: Path) -> subprocess.Popen:
     command = [
         str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), "--directory",
-        str(workdir), "--workflow-profile", str(profile),
+        str(workdir), "--workflow-profile", str(profile), "evaluate",
     ]  # fmt: skip
     with open(log, "w", encoding="utf-8") as handle:
         return subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env, cwd=workdir)
@@ -494,4 +494,4 @@ def test_outputs_identical_to_the_local_run(scenario: Scenario) -> None:
             assert ours == theirs
         else:
             assert (slurm / "tables" / name).read_bytes() == (local / "tables" / name).read_bytes(), name
-    assert (scenario.slurm_dir / "site" / "index.html").is_file()
+    assert (scenario.slurm_dir / "results" / "site" / "index.html").is_file()

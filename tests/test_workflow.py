@@ -50,6 +50,9 @@ def _write_config(workdir: Path, model_paths: dict[str, Path], **overrides) -> N
         "max_batch_tokens": 2048,
         "results": "results",
         "site": "site",
+        "store": "leaderboard",
+        "publish": {"partial": False, "replace": False},
+        "reproduce": 2,
     }
     config.update(overrides)
     (workdir / "config").mkdir(parents=True, exist_ok=True)
@@ -73,7 +76,7 @@ def _olmes(*args: str) -> None:
 def finished_run(tmp_path_factory, tiny_models) -> Path:
     workdir = tmp_path_factory.mktemp("workflow")
     _write_config(workdir, {"Tiny": tiny_models["Tiny"]})
-    done = _snakemake(workdir, "--cores", "2")
+    done = _snakemake(workdir, "--cores", "2", "evaluate")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return workdir
 
@@ -92,7 +95,7 @@ def test_outputs_exist(finished_run: Path) -> None:
     assert not (results / "requests" / "winogrande.pmi.jsonl").exists()
     assert (results / "tables" / "index.json").is_file()
     assert list((results / "tables").glob("*.tex"))
-    assert (finished_run / "site" / "index.html").is_file()
+    assert (results / "site" / "index.html").is_file()
 
 
 def test_outputs_agree_with_commands_run_by_hand(finished_run: Path, tiny_models, tmp_path) -> None:
@@ -122,7 +125,7 @@ def test_outputs_agree_with_commands_run_by_hand(finished_run: Path, tiny_models
 
 
 def test_second_run_has_nothing_to_do(finished_run: Path) -> None:
-    done = _snakemake(finished_run, "--cores", "2", "-n")
+    done = _snakemake(finished_run, "--cores", "2", "-n", "evaluate")
     assert done.returncode == 0
     assert "Nothing to be done" in done.stdout + done.stderr
 
@@ -131,12 +134,38 @@ def test_adding_a_model_runs_only_that_models_jobs(finished_run: Path, tiny_mode
     workdir = tmp_path / "added"
     subprocess.run(["cp", "-a", f"{finished_run}/.", str(workdir)], check=True)
     _write_config(workdir, tiny_models)
-    done = _snakemake(workdir, "--cores", "2", "-n", "--quiet", "rules")
+    done = _snakemake(workdir, "evaluate", "--cores", "2", "-n", "--quiet", "rules")
     counts = _job_counts(done.stdout + done.stderr)
     assert counts.get("logprobs") == LOGPROB_JOBS
     assert counts.get("predict") == sum(len(methods) for methods in METHODS.values())
     assert counts.get("score") == len(TASKS)
     assert "requests" not in counts and "instances" not in counts
+
+
+def test_publish_then_the_leaderboard_with_its_reproduction(
+    finished_run: Path, tiny_models, tmp_path
+) -> None:
+    """publish refuses the partial run unless asked; the default target then builds the store's site and
+    recomputes the store model's first instances here (the tiny model's weights are a local folder)."""
+    workdir = tmp_path / "published"
+    subprocess.run(["cp", "-a", f"{finished_run}/.", str(workdir)], check=True)
+    done = _snakemake(workdir, "--cores", "2", "publish")
+    assert done.returncode != 0
+    assert "is partial" in (workdir / "results" / "logs" / "publish.log").read_text()
+    _write_config(workdir, {"Tiny": tiny_models["Tiny"]}, publish={"partial": True, "replace": False})
+    done = _snakemake(workdir, "--cores", "2", "publish")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Tiny: 2 task(s) (2 partial)" in (workdir / "results" / "published.txt").read_text()
+    done = _snakemake(workdir, "--cores", "2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((workdir / "results" / "reproduction" / "Tiny.json").read_text())
+    assert report["limit"] == 2 and report["same_fingerprint"]
+    assert report["identical"] == report["decisions"] > 0 and report["max_abs_delta"] < 1e-3
+    assert "decisions identical" in done.stdout + done.stderr  # printed at the end of the run
+    site = workdir / "site"
+    assert "decisions identical" in (site / "index.html").read_text()
+    assert (site / "reproduction.html").is_file()
+    assert [page.name for page in (site / "models").glob("*.html")] == ["Tiny.html"]
 
 
 def _job_counts(text: str) -> dict[str, int]:
@@ -170,7 +199,7 @@ def test_bad_config_stops_before_any_job(tmp_path, tiny_models, overrides: dict,
 def test_slurm_profile_dry_run_lists_gpu_jobs_grouped_per_model(tmp_path, tiny_models) -> None:
     pytest.importorskip("snakemake_executor_plugin_slurm")
     _write_config(tmp_path, tiny_models)
-    done = _snakemake(tmp_path, "-n", profile="slurm")
+    done = _snakemake(tmp_path, "evaluate", "-n", profile="slurm")
     assert done.returncode == 0, done.stderr[-2000:]
     output = done.stdout + done.stderr
     assert _job_counts(output)["logprobs"] == 2 * LOGPROB_JOBS

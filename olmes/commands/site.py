@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from olmes import store
 from olmes.argtypes import add_scores_argument
 from olmes.site.build import build_site
 
@@ -29,6 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--models", type=Path, help="models file (YAML/JSON): display names, order, checkpoint series"
     )
+    parser.add_argument(
+        "--reproduction", nargs="+", default=[], help="reports of olmes reproduce to show (Reproduction page)"
+    )
     parser.add_argument("--title", default="OLMES leaderboard", help="site title shown in every page header")
     parser.add_argument(
         "--out", required=True, type=Path, help="output folder, replaced as a whole (e.g. site)"
@@ -36,7 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    written = build_site(args.scores, args.out, args.tables, args.requests, args.models, args.title)
+    scores, requests, models = args.scores, args.requests, args.models
+    if args.store is not None:
+        scores = store.score_paths(args.store)
+        requests = [*store.task_paths(args.store), *requests]
+        models = models or store.model_infos(args.store)
+    written = build_site(scores, args.out, args.tables, requests, models, args.title, args.reproduction)
     pages = sum(1 for path in written if path.suffix == ".html")
     print(f"{pages} pages, {len(written)} files -> {args.out}/index.html", file=sys.stderr)
     return 0

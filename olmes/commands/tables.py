@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from olmes import store
 from olmes.argtypes import add_scores_argument, positive_int
 from olmes.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from olmes.results import load_scores
@@ -28,7 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    scores = load_scores(args.scores, args.models)
+    if args.store is not None:
+        scores = load_scores(store.score_paths(args.store), args.models or store.model_infos(args.store))
+    else:
+        scores = load_scores(args.scores, args.models)
     written = build_tables(scores, args.out, args.resamples, args.seed)
     models, tasks = len(scores.models), len(scores.tasks)
     print(f"{len(written)} files for {models} model(s) x {tasks} task(s) -> {args.out}", file=sys.stderr)

@@ -27,7 +27,7 @@ from olmes.render import DAGGER, MISSING, PARTIAL_MARK
 from olmes.scoring import NEAR_TIE_NATS, NORMALIZATION_FORMULAS
 from olmes.site import charts
 from olmes.site.filters import FILTERS
-from olmes.site.inputs import load_requests, load_site_scores
+from olmes.site.inputs import load_requests, load_site_scores, read_reproduction
 from olmes.site.pages import METHOD_LABELS, SiteData
 from olmes.tasks import TASKS
 
@@ -81,8 +81,9 @@ def build_site(
     out: str | Path,
     tables_dir: str | Path | None = None,
     request_paths: Iterable[str | Path] = (),
-    models_file: str | Path | None = None,
+    models_file: str | Path | list | None = None,
     title: str = "OLMES leaderboard",
+    reproduction: Iterable[str | Path] = (),
 ) -> list[Path]:
     """Build the whole site into ``out`` (replaced as a whole); return the files written."""
     out = Path(out)
@@ -95,7 +96,8 @@ def build_site(
     make_dir_public(staging)
     try:
         written = _build_into(
-            staging, list(scores_paths), tables_dir, list(request_paths), models_file, title
+            staging, list(scores_paths), tables_dir, list(request_paths), models_file, title,
+            [read_reproduction(path) for path in reproduction],
         )
         _swap(staging, out)
     except BaseException:
@@ -114,7 +116,9 @@ def _swap(staging: Path, out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _build_into(root: Path, scores_paths, tables_dir, request_paths, models_file, title) -> list[Path]:
+def _build_into(
+    root: Path, scores_paths, tables_dir, request_paths, models_file, title, reproduction: list[dict]
+) -> list[Path]:
     tables_out = root / "downloads" / "tables"
     scores, tables = load_site_scores(
         scores_paths, models_file, Path(tables_dir) if tables_dir else None, tables_out
@@ -126,7 +130,8 @@ def _build_into(root: Path, scores_paths, tables_dir, request_paths, models_file
     has_checkpoints = bool(tables.figures.get("figure1_checkpoints"))
     common = {
         "site_title": title,
-        "nav": _navigation(data, has_checkpoints),
+        "nav": _navigation(data, has_checkpoints, bool(reproduction)),
+        "reproduction": reproduction,
         "tasks": data.tasks,
         "models": data.models,
         "task_facts": {task: data.task_facts(task) for task in data.tasks},
@@ -164,7 +169,7 @@ class _SiteWriter:
         self.file(relative, self.env.get_template(template).render(**context))
 
 
-def _navigation(data: SiteData, has_checkpoints: bool) -> list[tuple[str, str]]:
+def _navigation(data: SiteData, has_checkpoints: bool, has_reproduction: bool) -> list[tuple[str, str]]:
     nav = [
         ("index.html", "Leaderboard"),
         ("normalization.html", "Normalization"),
@@ -174,6 +179,8 @@ def _navigation(data: SiteData, has_checkpoints: bool) -> list[tuple[str, str]]:
         nav.append(("mmlu.html", "MMLU"))
     if has_checkpoints:
         nav.append(("checkpoints.html", "Checkpoints"))
+    if has_reproduction:
+        nav.append(("reproduction.html", "Reproduction"))
     nav.append(("methods.html", "Methods"))
     return nav
 
@@ -207,6 +214,8 @@ def _write_overview_pages(out: _SiteWriter, data: SiteData, has_checkpoints: boo
             figure1=charts.figure1_spec(tables.figures["figure1_checkpoints"], task_names),
         )
     out.page("methods.html", "methods.html", bootstrap=tables.index.get("bootstrap", {}))
+    if out.common["reproduction"]:
+        out.page("reproduction.html", "reproduction.html")
 
 
 def _write_model_pages(out: _SiteWriter, data: SiteData) -> None:

@@ -127,6 +127,16 @@ def check_tables_match(scores: ScoreSet, tables: TableSet) -> None:
         )
 
 
+def read_reproduction(path: str | Path) -> dict:
+    """A report of ``olmes reproduce``: the store's first instances recomputed on some machine."""
+    from olmes.reproduce import REPORT_FORMAT
+
+    report = _read_json(Path(path))
+    if not isinstance(report, dict) or report.get("format") != REPORT_FORMAT:
+        raise OlmesError(f"{path}: not a reproduction report ({REPORT_FORMAT}); run olmes reproduce")
+    return report
+
+
 def _read_json(path: Path):
     try:
         return json.loads(path.read_text(encoding="utf-8"))

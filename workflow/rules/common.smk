@@ -9,6 +9,8 @@ from pathlib import Path
 from olmes.atomic import write_text_atomic
 from olmes.config import validate_config
 from olmes.errors import OlmesError
+from olmes import store as results_store
+from olmes.models import SHORT_NAMES
 from olmes.requests import request_sets
 from olmes.scoring import MCF, METHODS, NORMALIZATIONS, cf_method
 from olmes.tasks import REQUEST_SETS, TASKS
@@ -23,6 +25,8 @@ except OlmesError as error:
 RESULTS = config["results"]
 MODELS = list(config["models"])
 TASK_KEYS = list(config["tasks"])
+STORE = config["store"]
+PREVIEW_INDEX = f"{RESULTS}/site/index.html"
 SITE_INDEX = f"{config['site']}/index.html"
 TABLES_DONE = f"{RESULTS}/tables/index.json"
 MODELS_FILE = f"{RESULTS}/models.json"
@@ -127,3 +131,39 @@ def models_file_text():
 
 def limit_option():
     return f"--limit {config['limit']}" if config["limit"] else ""
+
+
+# -- the results store and the leaderboard built from it ------------------------------------------
+
+
+def store_models():
+    """The store's models (none while there is no store)."""
+    return results_store.model_names(STORE) if results_store.is_store(STORE) else []
+
+
+def reproducible_models():
+    """Store models whose weights are here without the hub: embedded short names and local paths."""
+    if not config["reproduce"]:
+        return []
+    specs = {name: results_store.read_model_record(STORE, name)["spec"] for name in store_models()}
+    return [name for name, spec in specs.items() if spec in SHORT_NAMES or Path(spec).exists()]
+
+
+def store_files():
+    """Every file of the store, so that a publish reruns the leaderboard's tables and site."""
+    root = Path(STORE)
+    hidden = lambda path: any(part.startswith(".") for part in path.relative_to(root).parts)
+    return sorted(str(p) for p in root.rglob("*") if p.is_file() and not hidden(p)) if root.is_dir() else []
+
+
+def publish_flags():
+    return " ".join(f"--{flag}" for flag in ("partial", "replace") if config["publish"][flag])
+
+
+def print_reproduction(paths):
+    """The reproduction reports as the main job ends with them (also on the site)."""
+    from olmes.reproduce import summary_lines
+
+    for path in paths:
+        if Path(path).is_file():
+            print("\n".join(summary_lines(json.loads(Path(path).read_text(encoding="utf-8")))))

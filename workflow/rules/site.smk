@@ -1,4 +1,5 @@
-# Stage 5: the static leaderboard site, from the scores, tables, requests, instances and run records.
+# Stage 5: a preview site of the evaluated models (`snakemake evaluate`), from their scores, tables,
+# requests and instances; the published leaderboard is built from the store (leaderboard.smk).
 
 
 rule site:
@@ -9,7 +10,7 @@ rule site:
         requests=all_request_files(),
         instances=expand(rules.instances.output, task=TASK_KEYS),
     output:
-        SITE_INDEX,
+        PREVIEW_INDEX,
     params:
         tables=lambda wildcards, input: os.path.dirname(input.tables[0]),
         requests=lambda wildcards, input: os.path.dirname(input.requests[0]),

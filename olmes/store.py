@@ -1,0 +1,403 @@
+"""The results store: the published leaderboard's results, committed to the repository.
+
+Layout (format ``olmes.store/1``, docs/file-formats.md)::
+
+    <store>/store.json                              {"format": "olmes.store/1"}
+    <store>/tasks/<task>.instances.jsonl.gz         the full standard's instances (question, choices, gold)
+    <store>/tasks/<task>.<set>.examples.jsonl       requests of the first two instances (site prompts)
+    <store>/models/<model>/model.json               provenance: model, revision, hardware, versions, cost
+    <store>/models/<model>/logprobs/<task>.<set>.parquet (+ .run.json)
+    <store>/models/<model>/scores/<task>.scores.json (+ <task>.predictions.parquet)
+
+:func:`publish` moves finished results (a workflow results folder, or another store) into a store.
+It refuses results made with other requests than this olmes version's (the run records' request
+SHA-256 against requests regenerated here), partial results unless asked, and an existing model x
+task unless asked to replace it. A model folder is built beside the old one and swapped in, so an
+interrupted publish leaves the store as it was. Nothing in the store depends on the order in which
+models were published: two stores filled on two machines merge into the same leaderboard.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import hashlib
+import json
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from olmes import __version__
+from olmes.atomic import atomic_path, make_dir_public, write_json_atomic
+from olmes.errors import OlmesError
+from olmes.records import RequestRow, read_run_record, read_score_summary
+from olmes.requests import instance_rows, requests_of, task_instances
+from olmes.resources import file_sha256
+from olmes.results import ModelInfo, read_models_file
+from olmes.tasks import REQUEST_SETS, TASKS
+
+STORE_FORMAT = "olmes.store/1"
+MODEL_RECORD = "model.json"
+EXAMPLE_INSTANCES = 2  # instances whose requests the store keeps per task x set (the site shows the first)
+
+
+# -- reading a store --------------------------------------------------------------------------------
+
+
+def is_store(path: str | Path) -> bool:
+    return (Path(path) / "store.json").is_file()
+
+
+def check_store(root: str | Path) -> Path:
+    """``root`` as a Path when it is a store of this format; one clear error otherwise."""
+    root = Path(root)
+    marker = root / "store.json"
+    if not marker.is_file():
+        raise OlmesError(
+            f"{root} is not an olmes results store (no store.json); create one with olmes publish"
+        )
+    try:
+        found = json.loads(marker.read_text(encoding="utf-8")).get("format")
+    except (OSError, ValueError, AttributeError) as error:
+        raise OlmesError(f"{marker}: cannot read ({error})") from error
+    if found != STORE_FORMAT:
+        raise OlmesError(f"{root} is a results store of format {found!r}; this olmes reads {STORE_FORMAT}")
+    return root
+
+
+def model_names(root: str | Path) -> list[str]:
+    """The store's models, by name (sorted: the store has no order of publication)."""
+    folder = check_store(root) / "models"
+    return sorted(p.parent.name for p in folder.glob(f"*/{MODEL_RECORD}")) if folder.is_dir() else []
+
+
+def read_model_record(root: str | Path, model: str) -> dict:
+    path = Path(root) / "models" / model / MODEL_RECORD
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise OlmesError(f"{path}: cannot read the model's record ({error})") from error
+    if record.get("format") != STORE_FORMAT or record.get("name") != model:
+        raise OlmesError(f"{path}: not a {STORE_FORMAT} model record of {model!r}")
+    return record
+
+
+def model_infos(root: str | Path) -> list[ModelInfo]:
+    """How the tables and the site name the store's models (display name, checkpoint series)."""
+    keys = set(ModelInfo.__dataclass_fields__)
+    return [
+        ModelInfo(**{k: v for k, v in read_model_record(root, name).items() if k in keys})
+        for name in model_names(root)
+    ]
+
+
+def score_paths(root: str | Path) -> list[Path]:
+    return [Path(root) / "models" / name / "scores" for name in model_names(root)]
+
+
+def task_paths(root: str | Path) -> list[Path]:
+    folder = check_store(root) / "tasks"
+    return [folder] if folder.is_dir() else []
+
+
+# -- where finished results come from -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    """One model's finished results: its score summaries and log-prob files, and how to name it."""
+
+    model: str
+    scores: Path
+    logprobs: Path
+    info: ModelInfo
+
+    def tasks(self) -> list[str]:
+        found = {p.name.removesuffix(".scores.json") for p in self.scores.glob("*.scores.json")}
+        return [task for task in TASKS if task in found]
+
+
+def sources(origin: str | Path, models: list[str] | None = None) -> list[Source]:
+    """The models of a workflow results folder (``results/``) or of another store, all or those named."""
+    origin = Path(origin)
+    if is_store(origin):
+        infos = {info.name: info for info in model_infos(origin)}
+        base = origin / "models"
+        found = {name: (base / name / "scores", base / name / "logprobs") for name in infos}
+    else:
+        if not (origin / "scores").is_dir():
+            raise OlmesError(
+                f"{origin} holds no results (no scores/ folder); give a results folder or a store"
+            )
+        models_file = origin / "models.json"
+        infos = {info.name: info for info in read_models_file(models_file)} if models_file.is_file() else {}
+        found = {
+            p.name: (p, origin / "logprobs" / p.name)
+            for p in sorted((origin / "scores").iterdir())
+            if p.is_dir()
+        }
+    for name in models or []:
+        if name not in found:
+            raise OlmesError(
+                f"{origin} has no results of model {name!r}; it has: {', '.join(found) or 'none'}"
+            )
+    chosen = models or list(found)
+    return [
+        Source(name, *found[name], infos.get(name) or ModelInfo(name=name, display_name=name))
+        for name in chosen
+    ]
+
+
+# -- the canonical requests of this olmes version ------------------------------------------------------
+
+
+def _serialized(rows) -> bytes:
+    """Rows as ``write_records`` writes them (the bytes whose SHA-256 a run record holds)."""
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
+
+
+@functools.cache
+def _instances(task: str, limit: int | None, source: str):
+    return task_instances(TASKS[task], limit, source)
+
+
+@functools.cache
+def canonical_requests(task: str, request_set: str, limit: int | None, source: str) -> tuple[RequestRow, ...]:
+    rows = requests_of(TASKS[task], request_set, _instances(task, limit, source), source, True)
+    return tuple(rows)
+
+
+@functools.cache
+def canonical_sha256(task: str, request_set: str, limit: int | None, source: str = "bundle") -> str:
+    """SHA-256 of the request file ``olmes requests`` writes for this task, set and limit."""
+    return hashlib.sha256(_serialized(canonical_requests(task, request_set, limit, source))).hexdigest()
+
+
+def task_files(task: str, source: str = "bundle") -> dict[str, bytes]:
+    """The store's files of one task (name -> bytes): its full instance list and its request examples."""
+    instances = _instances(task, None, source)
+    files = {f"{task}.instances.jsonl.gz": _gzip(_serialized(instance_rows(TASKS[task], instances)))}
+    for request_set in REQUEST_SETS:
+        rows = canonical_requests(task, request_set, None, source)
+        example = [row for row in rows if row["instance_index"] < EXAMPLE_INSTANCES]
+        files[f"{task}.{request_set}.examples.jsonl"] = _serialized(example)
+    return files
+
+
+def _gzip(data: bytes) -> bytes:
+    """gzip with no time or name in the header: the same content gives the same bytes (and git diff)."""
+    return gzip.compress(data, compresslevel=9, mtime=0)
+
+
+# -- publishing ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Checked:
+    """One model x task that passed the checks: its files and what the model record says of it."""
+
+    task: str
+    files: list[Path]  # summary, predictions, each log-prob file and its run record
+    runs: list[dict]
+    summary: dict
+
+
+def check_task(source: Source, task: str, data_source: str, allow_partial: bool) -> Checked:
+    """A model x task's results, checked: files intact, requests canonical, partial only if allowed."""
+    where = f"{source.model} {task}"
+    summary_path = source.scores / f"{task}.scores.json"
+    summary = read_score_summary(summary_path)
+    if summary["partial"] and not allow_partial:
+        reasons = "; ".join(summary["partial_reasons"]) or "partial"
+        raise OlmesError(
+            f"{where} is partial ({reasons}); publish it with --partial to list it labelled partial"
+        )
+    predictions = summary_path.parent / summary["predictions"]["path"]
+    _check_hash(predictions, summary["predictions"]["sha256"], where)
+    files, runs = [summary_path, predictions], []
+    for request_set, entry in summary["inputs"].items():
+        path = source.logprobs / f"{task}.{request_set}.parquet"
+        _check_hash(path, entry["sha256"], where)
+        run = read_run_record(path)
+        if run is None:
+            raise OlmesError(f"{path}: no run record beside it; re-run the log-prob job")
+        canonical = canonical_sha256(task, request_set, summary["limit"], data_source)
+        if run["requests_sha256"] != canonical:
+            raise OlmesError(
+                f"{where} {request_set}: made with other requests (SHA-256 {run['requests_sha256'][:12]}, "
+                f"olmes {__version__} makes {canonical[:12]}); re-run it with this olmes version"
+            )
+        files += [path, Path(f"{path}.run.json")]
+        runs.append(run)
+    fingerprints = {run["model_fingerprint"] for run in runs}
+    if len(fingerprints) != 1:
+        raise OlmesError(
+            f"{where}: its log-prob files come from different models ({', '.join(sorted(fingerprints))})"
+        )
+    return Checked(task, files, runs, summary)
+
+
+def _check_hash(path: Path, expected: str, where: str) -> None:
+    if not path.is_file():
+        raise OlmesError(f"{where}: {path} is missing; re-run the workflow for it")
+    if file_sha256(path) != expected:
+        raise OlmesError(f"{where}: {path} changed after its score summary was written; re-run olmes score")
+
+
+def publish(
+    origin: str | Path,
+    store: str | Path,
+    models: list[str] | None = None,
+    *,
+    tasks: list[str] | None = None,
+    allow_partial: bool = False,
+    replace: bool = False,
+    data_source: str = "bundle",
+) -> list[str]:
+    """Move the finished results of ``models`` (default: all) in ``origin`` into ``store``.
+
+    Every model x task is checked before anything is written; returns one line per model published.
+    """
+    store = Path(store)
+    _ensure_store(store)
+    plans = []
+    for source in sources(origin, models):
+        chosen = [task for task in source.tasks() if tasks is None or task in tasks]
+        if not chosen:
+            raise OlmesError(f"{origin}: model {source.model} has no score summaries to publish")
+        checked = [check_task(source, task, data_source, allow_partial) for task in chosen]
+        _check_replacement(store, source.model, checked, replace)
+        plans.append((source, checked))
+    lines = []
+    for source, checked in plans:
+        for item in checked:
+            _write_task_files(store, item.task, data_source)
+        _write_model(store, source, checked)
+        partial = sum(item.summary["partial"] for item in checked)
+        label = f" ({partial} partial)" if partial else ""
+        lines.append(f"{source.model}: {len(checked)} task(s){label} -> {store / 'models' / source.model}")
+    return lines
+
+
+def _ensure_store(store: Path) -> None:
+    if store.exists() and any(store.iterdir()) and not is_store(store):
+        raise OlmesError(f"{store} exists and is not an olmes results store; choose an empty or new folder")
+    if not is_store(store):
+        write_json_atomic(store / "store.json", {"format": STORE_FORMAT})
+    check_store(store)
+
+
+def _check_replacement(store: Path, model: str, checked: list[Checked], replace: bool) -> None:
+    """An existing model x task, or a model made from other weights, is replaced only when asked."""
+    if replace or not (store / "models" / model / MODEL_RECORD).is_file():
+        return
+    record = read_model_record(store, model)
+    fingerprint = checked[0].runs[0]["model_fingerprint"]
+    if record["fingerprint"] != fingerprint:
+        raise OlmesError(
+            f"{store} has {model} from other weights or settings (fingerprint {record['fingerprint']}, "
+            f"these results {fingerprint}); pass --replace to replace it"
+        )
+    present = [item.task for item in checked if item.task in record["tasks"]]
+    if present:
+        raise OlmesError(
+            f"{store} already has {model} on {', '.join(present)}; pass --replace to replace "
+            f"{'it' if len(present) == 1 else 'them'}"
+        )
+
+
+def _write_task_files(store: Path, task: str, data_source: str) -> None:
+    """The task's instances and request examples; present files must be this version's, byte for byte."""
+    for name, data in task_files(task, data_source).items():
+        path = store / "tasks" / name
+        if path.is_file():
+            if path.read_bytes() != data:
+                raise OlmesError(
+                    f"{path} differs from the one olmes {__version__} makes; the store was filled by "
+                    "another olmes version or data source"
+                )
+            continue
+        with atomic_path(path) as temp:
+            temp.write_bytes(data)
+
+
+def _write_model(store: Path, source: Source, checked: list[Checked]) -> None:
+    """Build the model's new folder (kept tasks + new ones) beside the old one, then swap it in."""
+    final = store / "models" / source.model
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{source.model}.publishing-"))
+    make_dir_public(staging)
+    try:
+        old = read_model_record(store, source.model) if (final / MODEL_RECORD).is_file() else None
+        same_weights = old is not None and old["fingerprint"] == checked[0].runs[0]["model_fingerprint"]
+        kept = old["tasks"] if same_weights else {}  # a model made from other weights is replaced whole
+        new = {item.task for item in checked}
+        for task in [t for t in kept if t not in new]:
+            for path in final.glob(f"*/{task}.*"):
+                _copy(path, staging / path.parent.name / path.name)
+        for item in checked:
+            for path in item.files:
+                kind = "scores" if path.parent == source.scores else "logprobs"
+                _copy(path, staging / kind / path.name)
+        tasks = {task: entry for task, entry in kept.items() if task not in new}
+        tasks.update({item.task: _task_entry(item) for item in checked})
+        write_json_atomic(staging / MODEL_RECORD, _model_record(source, checked, tasks))
+        _swap(staging, final)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _copy(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(target) as temp:
+        shutil.copyfile(source, temp)
+
+
+def _swap(staging: Path, final: Path) -> None:
+    old = None
+    if final.exists():
+        old = final.parent / f".{final.name}.old-{staging.name.rsplit('-', 1)[-1]}"
+        final.rename(old)
+    staging.rename(final)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _task_entry(item: Checked) -> dict:
+    summary = item.summary
+    return {
+        "instances": summary["n_instances"],
+        "limit": summary["limit"],
+        "partial": summary["partial"],
+        "requests_sha256": {
+            request_set: entry["run"]["requests_sha256"] for request_set, entry in summary["inputs"].items()
+        },
+        "hardware": sorted({run.get("hardware", "not recorded") for run in item.runs}),
+        "wall_time_s": round(sum(run["wall_time_s"] for run in item.runs), 3),
+        "tokens_forwarded": sum(run["tokens_forwarded"] for run in item.runs),
+        "published": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def _model_record(source: Source, checked: list[Checked], tasks: dict) -> dict:
+    """Provenance of the model's results: what model, which weights, where, with what, at what cost."""
+    run = checked[0].runs[0]
+    info = {k: v for k, v in vars(source.info).items() if v is not None}
+    ordered = {task: tasks[task] for task in TASKS if task in tasks}
+    return {
+        "format": STORE_FORMAT,
+        **info,
+        "spec": run["model"],
+        "kind": run["model_kind"],
+        "revision": run["model_revision"],
+        "fingerprint": run["model_fingerprint"],
+        "dtype": run["dtype"],
+        "device": run["device"],
+        "versions": run["versions"],
+        "wall_time_s": round(sum(entry["wall_time_s"] for entry in ordered.values()), 3),
+        "tokens_forwarded": sum(entry["tokens_forwarded"] for entry in ordered.values()),
+        "tasks": ordered,
+    }

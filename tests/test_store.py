@@ -1,0 +1,232 @@
+"""The results store and ``olmes publish``: what goes in, what is refused, and that stores merge.
+
+Results are made here as a workflow would leave them (results/requests, logprobs with run records,
+scores), from the canonical requests of a small task with made-up log-probs: publish checks files,
+hashes and labels, not the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from olmes import store
+from olmes.cli import main
+from olmes.errors import OlmesError
+from olmes.records import write_records, write_run_record
+from olmes.runner import hardware, write_parquet
+from olmes.tasks import TASKS, get_task
+from tests.test_site import _run_record
+
+TASK = "openbookqa"  # 500 instances, scores pmi: three request sets
+SETS = ("cf", "pmi", "mcf")
+
+
+def make_results(
+    root: Path,
+    model: str,
+    *,
+    limit: int | None = None,
+    seed: int = 0,
+    fingerprint: str = "f" * 32,
+    tamper=None,
+) -> Path:
+    """A results folder holding ``model`` on TASK: requests, log-probs + run records, scores."""
+    rng = np.random.default_rng(seed)
+    inputs = []
+    for request_set in SETS:
+        rows = [dict(row) for row in store.canonical_requests(TASK, request_set, limit, "bundle")]
+        if tamper is not None and request_set == "cf":
+            rows = [tamper(row) for row in rows]
+        requests = root / "requests" / f"{TASK}.{request_set}.jsonl"
+        write_records(rows, requests)
+        logprobs = root / "logprobs" / model / f"{TASK}.{request_set}.parquet"
+        logprobs.parent.mkdir(parents=True, exist_ok=True)
+        write_parquet(logprobs, rows, [(float(-rng.uniform(1, 20)), 3, False) for _ in rows])
+        record = _run_record(model, TASK, request_set)
+        record.update(
+            model=f"/models/{model}",
+            model_fingerprint=fingerprint,
+            hardware=hardware("cpu"),
+            requests_file=str(requests),
+            requests_sha256=store.hashlib.sha256(requests.read_bytes()).hexdigest(),
+            num_requests=len(rows),
+        )
+        write_run_record(logprobs, record)
+        inputs += [f"--{request_set}", str(logprobs)]
+    scores = root / "scores" / model
+    limit_args = ["--limit", str(limit)] if limit else []
+    code = main(
+        ["score", "--model-name", model, "--task", TASK, *inputs, *limit_args,
+         "--predictions", str(scores / f"{TASK}.predictions.parquet"),
+         "--summary", str(scores / f"{TASK}.scores.json")]
+    )  # fmt: skip
+    assert code == 0
+    return root
+
+
+def publish_cli(*args: str) -> tuple[int, str]:
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["publish", *args])
+    return code, err.getvalue()
+
+
+def test_full_result_becomes_an_olmes_score(tmp_path) -> None:
+    results = make_results(tmp_path / "results", "M1")
+    code, err = publish_cli("--from", str(results), "--store", str(tmp_path / "store"))
+    assert code == 0, err
+    record = store.read_model_record(tmp_path / "store", "M1")
+    assert record["tasks"][TASK]["partial"] is False and record["tasks"][TASK]["instances"] == 500
+    assert record["spec"] == "/models/M1" and record["fingerprint"] == "f" * 32
+    assert record["tasks"][TASK]["hardware"] == [hardware("cpu")]
+    summary = json.loads((tmp_path / "store/models/M1/scores" / f"{TASK}.scores.json").read_text())
+    assert summary["olmes"] is not None
+    files = sorted(p.name for p in (tmp_path / "store/tasks").iterdir())
+    assert f"{TASK}.instances.jsonl.gz" in files and f"{TASK}.mcf.examples.jsonl" in files
+    assert code == main(["tables", "--store", str(tmp_path / "store"), "--out", str(tmp_path / "tables")])
+    table4 = json.loads((tmp_path / "tables/table4_olmes.json").read_text())
+    assert "M1" in json.dumps(table4)
+
+
+def test_other_requests_are_refused_naming_the_task(tmp_path) -> None:
+    def one_more_space(row):
+        return {**row, "context": row["context"].replace("Answer:", "Answer: ", 1)}
+
+    results = make_results(tmp_path / "results", "M1", tamper=one_more_space)
+    code, err = publish_cli("--from", str(results), "--store", str(tmp_path / "store"))
+    assert code == 2
+    assert err.startswith(f"olmes: error: M1 {TASK} cf: made with other requests (SHA-256 ")
+    assert not (tmp_path / "store" / "models").exists()
+
+
+def test_partial_goes_in_only_when_asked_and_labelled(tmp_path) -> None:
+    results = make_results(tmp_path / "results", "M1", limit=7)
+    code, err = publish_cli("--from", str(results), "--store", str(tmp_path / "store"))
+    assert code == 2 and f"M1 {TASK} is partial" in err and "--partial" in err
+    code, err = publish_cli("--from", str(results), "--store", str(tmp_path / "store"), "--partial")
+    assert code == 0, err
+    assert "(1 partial)" in err
+    assert store.read_model_record(tmp_path / "store", "M1")["tasks"][TASK]["partial"] is True
+
+
+def test_existing_model_is_replaced_only_when_asked(tmp_path) -> None:
+    first = make_results(tmp_path / "first", "M1", seed=0)
+    second = make_results(tmp_path / "second", "M1", seed=1)
+    target = str(tmp_path / "store")
+    assert publish_cli("--from", str(first), "--store", target)[0] == 0
+    before = _snapshot(tmp_path / "store")
+    code, err = publish_cli("--from", str(second), "--store", target)
+    assert code == 2 and f"already has M1 on {TASK}; pass --replace" in err
+    assert _snapshot(tmp_path / "store") == before
+    code, err = publish_cli("--from", str(second), "--store", target, "--replace")
+    assert code == 0, err
+    published = (tmp_path / "store/models/M1/scores" / f"{TASK}.predictions.parquet").read_bytes()
+    assert published == (second / "scores/M1" / f"{TASK}.predictions.parquet").read_bytes()
+
+
+def test_model_from_other_weights_is_refused(tmp_path) -> None:
+    target = str(tmp_path / "store")
+    assert publish_cli("--from", str(make_results(tmp_path / "a", "M1")), "--store", target)[0] == 0
+    other = make_results(tmp_path / "b", "M1", fingerprint="e" * 32)
+    code, err = publish_cli("--from", str(other), "--store", target, "--tasks", TASK)
+    assert code == 2 and "from other weights or settings" in err
+
+
+def test_interrupted_publish_leaves_the_store_as_it_was(tmp_path, monkeypatch) -> None:
+    first = make_results(tmp_path / "first", "M1", seed=0)
+    second = make_results(tmp_path / "second", "M1", seed=1)
+    store.publish(first, tmp_path / "store")
+    before = _snapshot(tmp_path / "store")
+    calls = []
+
+    def copy_then_stop(source, target):
+        calls.append(target)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        original_copy(source, target)
+
+    original_copy = store._copy
+    monkeypatch.setattr(store, "_copy", copy_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        store.publish(second, tmp_path / "store", replace=True)
+    assert _snapshot(tmp_path / "store") == before
+    assert not [p for p in (tmp_path / "store/models").iterdir() if p.name.startswith(".")]
+
+
+def test_two_stores_merge_into_the_leaderboard_of_one(tmp_path) -> None:
+    one = make_results(tmp_path / "one", "M1", seed=0)
+    make_results(one, "M2", seed=1)  # both models in one results folder, published together
+    store.publish(one, tmp_path / "together")
+    store.publish(one, tmp_path / "a", ["M2"])  # machine A has M2, machine B has M1
+    store.publish(one, tmp_path / "b", ["M1"])
+    store.publish(tmp_path / "b", tmp_path / "a")  # merge B into A
+    for name in ("together", "a"):
+        assert (
+            main(["tables", "--store", str(tmp_path / name), "--out", str(tmp_path / f"tables-{name}")]) == 0
+        )
+    together, merged = tmp_path / "tables-together", tmp_path / "tables-a"
+    compared = [p.name for p in together.iterdir() if p.name != "index.json"]
+    assert compared and all((together / n).read_bytes() == (merged / n).read_bytes() for n in compared)
+    assert _snapshot(tmp_path / "together", skip="model.json") == _snapshot(tmp_path / "a", skip="model.json")
+    with pytest.raises(OlmesError, match="already has M1"):
+        store.publish(tmp_path / "b", tmp_path / "a")
+
+
+def test_files_get_the_users_umask(tmp_path) -> None:
+    old = os.umask(0o022)
+    try:
+        store.publish(make_results(tmp_path / "results", "M1"), tmp_path / "store")
+    finally:
+        os.umask(old)
+    root = tmp_path / "store"
+    for path in [
+        root / "store.json",
+        root / "models/M1/model.json",
+        *root.glob("tasks/*"),
+        *root.rglob("*.parquet"),
+    ]:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+    for path in [root / "models", root / "models/M1", root / "models/M1/scores"]:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o755, path
+
+
+def test_not_a_store_and_unknown_model_are_one_line_errors(tmp_path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes/a.txt").write_text("x")
+    results = make_results(tmp_path / "results", "M1")
+    with pytest.raises(OlmesError, match="is not an olmes results store"):
+        store.publish(results, tmp_path / "notes")
+    with pytest.raises(OlmesError, match="has no results of model 'M9'"):
+        store.publish(results, tmp_path / "store", ["M9"])
+    with pytest.raises(OlmesError, match="not an olmes results store"):
+        store.check_store(tmp_path / "notes")
+
+
+def test_the_committed_store_is_canonical() -> None:
+    """Every model x task in the repository's store passes publish's checks as it stands."""
+    root = Path(__file__).resolve().parent.parent / "leaderboard"
+    for source in store.sources(root):
+        for task in source.tasks():
+            checked = store.check_task(source, task, "bundle", allow_partial=False)
+            assert not checked.summary["partial"]
+            assert get_task(task).standard_count == checked.summary["n_instances"]
+    assert set(store.model_names(root)) and set(TASKS) >= {
+        p.name.split(".")[0] for p in (root / "tasks").iterdir()
+    }
+
+
+def _snapshot(root: Path, skip: str | None = None) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != skip
+    }

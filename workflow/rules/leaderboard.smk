@@ -1,0 +1,78 @@
+# Stage 6: the results store. `publish` moves the evaluated models into it (olmes publish, checked);
+# the default target builds the leaderboard's tables and site from it, with a reproduction report
+# per store model whose weights are here: its first N instances recomputed on this machine.
+
+
+rule publish:
+    input:
+        scores=expand(rules.score.output.summary, model=MODELS, task=TASK_KEYS),
+        models=rules.models_file.output,
+    output:
+        f"{RESULTS}/published.txt",
+    params:
+        flags=publish_flags(),
+        models=" ".join(MODELS),
+        results=lambda wildcards, output: os.path.dirname(output[0]),
+        store=lambda wildcards: STORE,
+    conda:
+        "../envs/olmes.yaml"
+    log:
+        f"{RESULTS}/logs/publish.log",
+    shell:
+        "olmes publish {params.models} --from {params.results} --store {params.store} {params.flags} 2> {log}"
+        " && cp {log} {output}"
+
+
+rule reproduce:
+    input:
+        f"{STORE}/models/{{model}}/model.json",
+    output:
+        f"{RESULTS}/reproduction/{{model}}.json",
+    params:
+        limit=config["reproduce"],
+        store=lambda wildcards: STORE,
+        workdir=lambda wildcards, output: os.path.splitext(output[0])[0],
+    threads: 1
+    conda:
+        "../envs/olmes.yaml"
+    log:
+        f"{RESULTS}/logs/reproduction/{{model}}.log",
+    shell:
+        "olmes reproduce {wildcards.model:q} --store {params.store} --limit {params.limit} --workdir {params.workdir}"
+        " --threads {threads} --output {output} 2> {log}"
+
+
+rule leaderboard_tables:
+    input:
+        store_files(),
+    output:
+        f"{RESULTS}/leaderboard/tables/index.json",
+    params:
+        out=lambda wildcards, output: os.path.dirname(output[0]),
+        store=lambda wildcards: STORE,
+    conda:
+        "../envs/olmes.yaml"
+    log:
+        f"{RESULTS}/logs/leaderboard_tables.log",
+    shell:
+        "olmes tables --store {params.store} --out {params.out} 2> {log}"
+
+
+rule leaderboard_site:
+    input:
+        store=store_files(),
+        tables=rules.leaderboard_tables.output,
+        reproduction=expand(rules.reproduce.output, model=reproducible_models()),
+    output:
+        SITE_INDEX,
+    params:
+        tables=lambda wildcards, input: os.path.dirname(input.tables[0]),
+        site=lambda wildcards, output: os.path.dirname(output[0]),
+        store=lambda wildcards: STORE,
+        reproduction=lambda wildcards, input: f"--reproduction {input.reproduction}" if input.reproduction else "",
+    conda:
+        "../envs/olmes.yaml"
+    log:
+        f"{RESULTS}/logs/leaderboard_site.log",
+    shell:
+        "olmes site --store {params.store} --tables {params.tables} {params.reproduction} --out {params.site} 2> {log}"
