@@ -31,6 +31,7 @@ from olmes.atomic import current_umask
 from olmes.cli import main
 from olmes.errors import OlmesError
 from olmes.records import write_records
+from olmes.site import charts
 from olmes.site.filters import sort_key
 from olmes.tasks import TASKS, Instance
 from olmes.tasks.base import curated_fewshot
@@ -311,13 +312,7 @@ def test_dataset_text_is_escaped_in_html(built):
     page = (built["site"] / "tasks/arc_challenge.html").read_text(encoding="utf-8")
     assert "<script>window.__pwned" not in page and "<img src=x" not in page
     assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in page  # the prompt shows it as text
-    data = (built["site"] / "tasks/arc_challenge.data.js").read_text(encoding="utf-8")
-    assert (
-        XSS_CHOICE
-        in json.loads(data.removeprefix("window.OLMES_TASK_DATA = ").rstrip().rstrip(";"))["instances"][0][
-            "c"
-        ]
-    )
+    assert XSS_CHOICE in _browser_data(built["site"], "arc_challenge")["instances"][0]["c"]
 
 
 def test_leaderboard_downloads(built):
@@ -377,17 +372,28 @@ def test_task_page_shows_the_pmi_baseline_requests(built):
     assert "Unconditional (pmi) requests" not in (built["site"] / "tasks" / "boolq.html").read_text()
 
 
+def _browser_data(site: Path, task: str) -> dict:
+    """A task's instance browser data, read back from its script files (the first, then the pieces)."""
+    lines = (site / "tasks" / f"{task}.data.js").read_text(encoding="utf-8").splitlines()
+    pieces = sorted(site.glob(f"tasks/{task}.data-*.js"), key=lambda p: int(p.stem.rsplit("-", 1)[1]))
+    lines += [p.read_text(encoding="utf-8").strip() for p in pieces]
+    data = json.loads(lines[0].removeprefix("window.OLMES_TASK_DATA = ").rstrip(";"))
+    for line in lines[1:]:
+        data["instances"] += json.loads(
+            "[" + line.removeprefix("window.OLMES_TASK_DATA.instances.push(")[:-2] + "]"
+        )
+    return data
+
+
 def test_instance_browser_data_matches_requests(built):
-    text = (built["site"] / "tasks/winogrande.data.js").read_text(encoding="utf-8")
-    data = json.loads(text.removeprefix("window.OLMES_TASK_DATA = ").rstrip().rstrip(";"))
+    data = _browser_data(built["site"], "winogrande")
     task = TASKS["winogrande"]
     first = _instances(task)[0]
     assert data["instances"][0]["c"] == list(first.choices)  # the options, not the shared continuation
     assert data["instances"][0]["q"] == first.fields["sentence"] and "_" in first.fields["sentence"]
     assert data["instances"][0]["g"] == first.gold
     assert set(data["predictions"]) == {"alpha", "beta"}
-    mmlu = (built["site"] / "tasks/mmlu.data.js").read_text(encoding="utf-8")
-    mmlu = json.loads(mmlu.removeprefix("window.OLMES_TASK_DATA = ").rstrip().rstrip(";"))
+    mmlu = _browser_data(built["site"], "mmlu")
     assert mmlu["instances"][0]["q"] == "Question: Question 0 about astronomy?"
     assert mmlu["instances"][0]["s"] == "astronomy"
 
@@ -619,3 +625,36 @@ def test_screenshots(built, browser, width, height, label):
         assert w.errors == []
     for name in ("leaderboard", "task-arc_challenge", "cf-vs-mcf"):
         assert (SCREENSHOTS / f"{name}-{label}.png").stat().st_size > 10_000
+
+
+def test_partial_runs_are_drawn_distinguishably_not_dropped(built):
+    page = (built["site"] / "cf-vs-mcf.html").read_text(encoding="utf-8")
+    assert "No data for this chart yet" not in page
+    assert "Gamma (quick test)" in page[page.index('id="figure2"') :]
+    only_partial = [
+        {"task_name": "ARC-Challenge", "display_name": "Quick", "cf_method": "cf_pmi", "partial": True,
+         "cf_accuracy": 0.3, "cf_stderr": 0.1, "mcf_accuracy": 0.2, "mcf_stderr": 0.1},
+    ]  # fmt: skip
+    spec = charts.figure2_spec(only_partial, ["Quick"], ["ARC-Challenge"], {"ARC-Challenge": 25.0})
+    assert spec is not None
+    values = json.dumps(spec)
+    assert '"run": "partial (fewer instances)"' in values and '"triangle-up"' in values
+
+
+def test_instance_data_in_pieces_reassembles_in_the_browser(browser):
+    """MMLU's browser data is several MB: it is cut into script files that rebuild the same object."""
+    from olmes.site.build import browser_data_scripts
+
+    data = {
+        "task": "mmlu", "methods": ["mcf"], "models": [{"name": "m", "display_name": "M"}],
+        "instances": [{"i": k, "id": f"x{k}", "q": "</script><b>q</b> " * 5, "c": ["a", "b"], "g": k % 2}
+                      for k in range(60)],
+        "predictions": {"m": {"mcf": [k % 2 for k in range(60)]}},
+    }  # fmt: skip
+    scripts = browser_data_scripts(data, piece_bytes=1500)
+    assert len(scripts) >= 4
+    assert all(len(text.encode()) < 1500 + 400 for text in scripts[1:])
+    with watched(browser) as w:
+        for text in scripts:
+            w.page.evaluate(text)
+        assert w.page.evaluate("window.OLMES_TASK_DATA") == data

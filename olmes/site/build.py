@@ -230,16 +230,17 @@ def _write_model_pages(out: _SiteWriter, data: SiteData) -> None:
         )
 
 
+BROWSER_PIECE_BYTES = 2_000_000
+
+
 def _write_task_pages(out: _SiteWriter, data: SiteData) -> None:
-    """Each task's page and its instance browser's data (a script file: no fetch on file://)."""
+    """Each task's page and its instance browser's data (script files: no fetch on file://)."""
     for task in data.tasks:
         browser = data.browser_data(task)
-        out.file(
-            f"tasks/{task}.data.js",
-            "window.OLMES_TASK_DATA = "
-            + json.dumps(browser, ensure_ascii=False, separators=(",", ":"))
-            + ";\n",
-        )
+        data_files = []
+        for number, text in enumerate(browser_data_scripts(browser)):
+            data_files.append(f"{task}.data.js" if number == 0 else f"{task}.data-{number}.js")
+            out.file(f"tasks/{data_files[-1]}", text)
         out.page(
             f"tasks/{task}.html",
             "task.html",
@@ -249,7 +250,30 @@ def _write_task_pages(out: _SiteWriter, data: SiteData) -> None:
             methods=data.task_methods(task),
             prompts=data.prompt_blocks(task),
             n_instances=len(browser["instances"]),
+            data_files=data_files,
         )
+
+
+def browser_data_scripts(browser: dict, piece_bytes: int = BROWSER_PIECE_BYTES) -> list[str]:
+    """The browser's data as scripts of about ``piece_bytes`` each: the first sets
+    ``window.OLMES_TASK_DATA`` (predictions and the first instances), the others append instances.
+    MMLU's 14,042 instances would be one file of several MB; no file a page loads is over 5 MB."""
+    instances = browser["instances"]
+    pieces, piece, size = [], [], 0
+    for item in instances:
+        text = json.dumps(item, ensure_ascii=False, separators=(",", ":"))
+        if piece and size + len(text.encode()) > piece_bytes:
+            pieces.append(piece)
+            piece, size = [], 0
+        piece.append(text)
+        size += len(text.encode()) + 1
+    pieces.append(piece)
+    head = json.dumps({**browser, "instances": []}, ensure_ascii=False, separators=(",", ":"))
+    scripts = [f"window.OLMES_TASK_DATA = {head};\n"]
+    scripts[0] += f"window.OLMES_TASK_DATA.instances.push({','.join(pieces[0])});\n"
+    for piece in pieces[1:]:
+        scripts.append(f"window.OLMES_TASK_DATA.instances.push({','.join(piece)});\n")
+    return scripts
 
 
 def _copy_static(root: Path) -> list[Path]:

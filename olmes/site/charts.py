@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import altair as alt
 
+FULL_RUN = "full standard"
+PARTIAL_RUN = "partial (fewer instances)"
 CF_COLOR = "#1f6f8b"
 MCF_COLOR = "#d1495b"
 FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif'
@@ -58,10 +60,12 @@ def figure2_spec(
     """Figure 2: CF (recommended normalization) vs MCF per task, models left to right by strength.
 
     ``model_order`` lists display names weakest first; ``chance`` maps task display names to the
-    accuracy of guessing (percent), drawn as a dashed rule. Partial runs are left out (their
-    accuracies are over other instances).
+    accuracy of guessing (percent), drawn as a dashed rule. Partial runs (their accuracies are over
+    fewer instances) are drawn too, as hollow triangles, faded, and named so in the tooltip.
     """
-    data = [row for row in _long_rows(rows) if not row["partial"]]
+    data = _long_rows(rows)
+    for row in data:
+        row["run"] = PARTIAL_RUN if row["partial"] else FULL_RUN
     if not data:
         return None
     present = {row["model"] for row in data}
@@ -75,6 +79,7 @@ def figure2_spec(
         alt.Tooltip("model:N", title="Model"),
         alt.Tooltip("formulation:N", title="Formulation"),
         alt.Tooltip("method:N", title="Scoring"),
+        alt.Tooltip("run:N", title="Run"),
         alt.Tooltip("accuracy:Q", title="Accuracy (%)", format=".1f"),
         alt.Tooltip("low:Q", title="− 1 s.e.", format=".1f"),
         alt.Tooltip("high:Q", title="+ 1 s.e.", format=".1f"),
@@ -90,8 +95,21 @@ def figure2_spec(
         .mark_line(strokeWidth=2, opacity=0.85)
         .encode(x=x, y=y, color=color, detail="formulation:N")
     )
+    runs = [run for run in (FULL_RUN, PARTIAL_RUN) if any(row["run"] == run for row in data)]
+    shapes = {FULL_RUN: "circle", PARTIAL_RUN: "triangle-up"}
+    shape = alt.Shape("run:N", scale=alt.Scale(domain=runs, range=[shapes[r] for r in runs]), title="Run")
     points = (
-        alt.Chart().mark_point(filled=True, size=60, opacity=1).encode(x=x, y=y, color=color, tooltip=tooltip)
+        alt.Chart()
+        .mark_point(size=60, strokeWidth=1.5)
+        .encode(
+            x=x,
+            y=y,
+            color=color,
+            shape=shape,
+            fill=alt.condition(alt.datum.partial, alt.value("transparent"), color),
+            opacity=alt.condition(alt.datum.partial, alt.value(0.6), alt.value(1.0)),
+            tooltip=tooltip,
+        )
     )
     layered = alt.layer(chance_rule, bars, lines, points, data=alt.Data(values=data)).properties(
         width=190, height=150
