@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from olmes import store
+from olmes import scoring, store
 from olmes.cli import main
 from olmes.errors import OlmesError
 from olmes.records import write_records, write_run_record
@@ -222,6 +222,40 @@ def test_the_committed_store_is_canonical() -> None:
     assert set(store.model_names(root)) and set(TASKS) >= {
         p.name.split(".")[0] for p in (root / "tasks").iterdir()
     }
+
+
+def test_committed_accuracies_recompute_from_their_logprobs() -> None:
+    """Every accuracy of every committed score summary comes out again from the store's log-probs."""
+    root = Path(__file__).resolve().parent.parent / "leaderboard"
+    checked = 0
+    for source in store.sources(root):
+        for task in source.tasks():
+            summary = json.loads((source.scores / f"{task}.scores.json").read_text())
+            files = {name: source.logprobs / f"{task}.{name}.parquet" for name in summary["inputs"]}
+            inputs = {f"{name}_path": path for name, path in files.items()}
+            _, again = scoring.score_task(source.model, **inputs, limit=summary["limit"])
+            assert again["methods"] == summary["methods"], (source.model, task)
+            assert again["olmes"] == summary["olmes"]
+            checked += 1
+    assert checked >= 9
+
+
+def test_readme_numbers_are_the_stores() -> None:
+    """The README's table of published results: each row's numbers are those of the file it links."""
+    repo = Path(__file__).resolve().parent.parent
+    lines = (repo / "README.md").read_text().splitlines()
+    rows = [line for line in lines if "scores.json](leaderboard/" in line]
+    assert len(rows) >= 9
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        path = repo / cells[5].split("](")[1].rstrip(")")
+        summary = json.loads(path.read_text())
+        olmes = summary["olmes"]
+        assert cells[0] == summary["model"] and cells[1] == summary["display_name"]
+        assert cells[2] == f"{100 * olmes['score']:.1f}" + ("†" if olmes["dagger"] else "")
+        cf_norm = olmes["cf_method"].removeprefix("cf_")
+        assert cells[3] == f"{100 * summary['methods'][olmes['cf_method']]['accuracy']:.1f} ({cf_norm})"
+        assert cells[4] == f"{100 * summary['methods']['mcf']['accuracy']:.1f}"
 
 
 def _snapshot(root: Path, skip: str | None = None) -> dict[str, bytes]:
