@@ -142,14 +142,8 @@ def _row_name(frame: pd.DataFrame, position: int) -> str:
 
 
 def _check_values(frame: pd.DataFrame, path: Path) -> None:
-    """Reject NaN/infinite log-probs, empty continuations and duplicated rows, naming the first one."""
-    logprob = frame["sum_logprob"].to_numpy(dtype=np.float64)
-    bad = np.flatnonzero(~np.isfinite(logprob))
-    if bad.size:
-        raise OlmesError(
-            f"{path}: {_row_name(frame, bad[0])} has log-prob {logprob[bad[0]]} "
-            f"({bad.size} such row(s)); re-run the engine for this file"
-        )
+    """Reject empty continuations and duplicated rows, naming the first one. A NaN or infinite
+    log-prob is let through: that choice never wins, and the result is flagged (olmes/flags.py)."""
     for column in ("num_tokens", "num_chars"):
         bad = np.flatnonzero(frame[column].to_numpy() < 1)
         if bad.size:
@@ -219,12 +213,13 @@ def _unconditional(uncond: pd.DataFrame, table: ChoiceTable, path: Path) -> np.n
         )
     width = max(table.sum_logprob.shape[1], int(pivot.columns.max()) + 1)
     aligned = pivot.reindex(index=table.instance_index, columns=range(width)).to_numpy(np.float64)
-    expected = np.zeros(aligned.shape, dtype=bool)
-    expected[:, : table.sum_logprob.shape[1]] = ~np.isnan(table.sum_logprob)
+    rows = uncond.assign(present=1.0).pivot(index="instance_index", columns="choice", values="present")
+    present = ~np.isnan(rows.reindex(index=table.instance_index, columns=range(width)).to_numpy(np.float64))
+    expected = np.arange(width)[None, :] < table.num_choices[:, None]  # a real NaN log-prob is not a gap
     for mask, problem in (
-        (expected & np.isnan(aligned), "has no unconditional (pmi) row for choice {choice}; "
+        (expected & ~present, "has no unconditional (pmi) row for choice {choice}; "
          "re-generate the pmi requests and re-run the engine"),
-        (~expected & ~np.isnan(aligned), "has an unconditional row for choice {choice} but no conditional"),
+        (~expected & present, "has an unconditional row for choice {choice} but no conditional"),
     ):  # fmt: skip
         bad = np.argwhere(mask)
         if bad.size:
@@ -279,10 +274,13 @@ def method_predictions(method: str, table: ChoiceTable) -> pd.DataFrame:
     """Per-instance predictions of one method (the MCF table for ``mcf``, the CF table otherwise).
 
     Columns: method, instance_index, native_id, subject, label, num_choices, prediction, correct,
-    top_gap (best minus second-best score), near_tie (top_gap <= NEAR_TIE_NATS).
+    top_gap (best minus second-best score), near_tie (top_gap <= NEAR_TIE_NATS), nonfinite (a choice
+    scored NaN or infinite; it never wins).
     """
     scores = table.sum_logprob if method == MCF else normalize(table, _norm_of(method))
-    predictions, gaps = decide(scores)
+    is_choice = np.arange(scores.shape[1])[None, :] < table.num_choices[:, None]
+    nonfinite = (is_choice & ~np.isfinite(scores)).any(axis=1)
+    predictions, gaps = decide(np.where(is_choice & ~np.isfinite(scores), -np.inf, scores))
     frame = pd.DataFrame({
         "method": method,
         "instance_index": table.instance_index.astype(np.int64),
@@ -294,6 +292,7 @@ def method_predictions(method: str, table: ChoiceTable) -> pd.DataFrame:
         "correct": predictions == table.label,
         "top_gap": gaps,
         "near_tie": gaps <= NEAR_TIE_NATS,
+        "nonfinite": nonfinite,
     })  # fmt: skip
     frame["subject"] = frame["subject"].astype("string")
     return frame

@@ -24,6 +24,7 @@ from olmes import __version__
 from olmes.atomic import write_json_atomic
 from olmes.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_table
 from olmes.figures import write_figures
+from olmes.flags import task_flags
 from olmes.render import (
     DAGGER,
     MISSING,
@@ -370,9 +371,22 @@ def build_tables(
     for table in all_tables(scores, resamples, seed):
         written += write_table(table, out)
     written += write_figures(scores, out)
+    written.append(write_flags(scores, out))
     index = out / "index.json"
     write_json_atomic(index, _index(scores, written, resamples, seed))
     return [*written, index]
+
+
+def write_flags(scores: ScoreSet, out: Path) -> Path:
+    """``flags.json``: every flag of every model x task (olmes/flags.py), for the site to show."""
+    rows = [
+        {"model": model, "task": task, **flag}
+        for (model, task), summary in sorted(scores.summaries.items())
+        for flag in task_flags(summary, scores.predictions(model, task))
+    ]
+    path = out / "flags.json"
+    write_json_atomic(path, {"flags": rows})
+    return path
 
 
 def _index(scores: ScoreSet, written: list[Path], resamples: int, seed: int) -> dict:

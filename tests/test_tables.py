@@ -337,7 +337,5 @@ def test_tables_command_errors(tmp_path, capsys):
     assert main(["tables", "--scores", str(predictions), "--out", str(tmp_path / "t")]) == 2
     assert "is a predictions file" in capsys.readouterr().err
     pd.read_parquet(predictions).head(3).to_parquet(predictions)
-    assert main(["tables", "--scores", *files, "--out", str(tmp_path / "t")]) == 0  # one model: no pairs
-    write_model_files(tmp_path, "n", 0.7)
-    assert main(["tables", "--scores", str(tmp_path / "scores"), "--out", str(tmp_path / "t")]) == 2
+    assert main(["tables", "--scores", *files, "--out", str(tmp_path / "t")]) == 2  # read for the flags
     assert "changed after" in capsys.readouterr().err

@@ -17,6 +17,7 @@ import pandas as pd
 from olmes.argtypes import positive_int
 from olmes.atomic import atomic_path
 from olmes.errors import OlmesError
+from olmes.flags import task_flags
 from olmes.records import write_score_summary
 from olmes.scoring import file_sha256, gather_predictions, score_task, summarize
 
@@ -72,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
     }
     write_score_summary(args.summary, summary)
     print(_headline(summary), file=sys.stderr)
+    for flag in task_flags(summary, predictions):
+        print(f"olmes: warning: {summary['model']} {summary['task']}: {flag['message']}", file=sys.stderr)
     return 0
 
 

@@ -227,6 +227,7 @@ def _write_model_pages(out: _SiteWriter, data: SiteData) -> None:
             rows=data.model_rows(model),
             comparisons=data.comparisons(model),
             reasons=data.partial_reasons(model.name),
+            flags=data.flags(model.name),
         )
 
 

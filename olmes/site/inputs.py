@@ -53,6 +53,7 @@ class TableSet:
     figures: dict[str, list[dict]]
     folder: Path
     index: dict = field(default_factory=dict)
+    flags: list[dict] = field(default_factory=list)  # flags.json: olmes/flags.py per model x task
 
     def get(self, key: str) -> dict | None:
         return self.tables.get(key)
@@ -105,7 +106,11 @@ def read_tables(folder: Path) -> TableSet:
     for key in FIGURE_KEYS:
         path = folder / f"{key}.json"
         figures[key] = _read_json(path).get("rows", []) if path.is_file() else []
-    return TableSet(tables=tables, figures=figures, folder=folder, index=index)
+    flags_path = folder / "flags.json"
+    if not flags_path.is_file():
+        raise OlmesError(f"{flags_path} missing (older tables); re-run `olmes tables --out {folder}`")
+    flags = _read_json(flags_path)["flags"]
+    return TableSet(tables=tables, figures=figures, folder=folder, index=index, flags=flags)
 
 
 def check_tables_match(scores: ScoreSet, tables: TableSet) -> None:

@@ -190,7 +190,20 @@ class SiteData:
             "n": summary["n_instances"],
             "cf": best["cf_accuracy"],
             "mcf": best["mcf_accuracy"],
+            "flags": [
+                flag
+                for flag in self.flags(model.name, task)
+                if flag["method"] in (best["cf_method"], MCF)  # the two formulations of the score
+            ],
         }
+
+    def flags(self, model: str, task: str | None = None) -> list[dict]:
+        """The flags of a model (on one task, or on all), from the tables' flags.json."""
+        return [
+            flag
+            for flag in self.tables.flags
+            if flag["model"] == model and (task is None or flag["task"] == task)
+        ]
 
     def leaderboard_rows(self) -> list[dict]:
         return [
