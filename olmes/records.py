@@ -98,6 +98,7 @@ class ScoreSummary(TypedDict):
     inputs: dict[str, dict]
     olmes: dict | None
     predictions: NotRequired[dict]
+    bpb: NotRequired[dict]  # bits per byte of the gold CF continuation (log-prob files with num_bytes)
 
 
 Record = TypeVar("Record", RequestRow, InstanceRow, RunRecord, ScoreSummary)

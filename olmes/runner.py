@@ -3,8 +3,9 @@
 Output columns, in request-file order: the request's identifying fields (``request_index`` = its
 0-based line number, ``task``, ``formulation``, ``instance_index``, ``native_id`` as a string,
 ``choice``, ``label``, ``unconditional``, ``subject`` when the file has one) and ``sum_logprob``,
-``num_tokens``, ``num_chars`` (characters of the continuation, leading space included) and
-``is_greedy``. The run record ``<output>.run.json`` says what produced them (docs/file-formats.md).
+``num_tokens``, ``num_chars`` and ``num_bytes`` (characters and UTF-8 bytes of the continuation,
+leading space included), ``is_greedy``. The run record ``<output>.run.json`` says what produced
+them (docs/file-formats.md).
 """
 
 from __future__ import annotations
@@ -121,6 +122,7 @@ def write_parquet(output: Path, requests: list[RequestRow], results: list[tuple[
     columns["sum_logprob"] = pa.array([r[0] for r in results], pa.float64())
     columns["num_tokens"] = pa.array([r[1] for r in results], pa.int64())
     columns["num_chars"] = pa.array([len(r["continuation"]) for r in requests], pa.int64())
+    columns["num_bytes"] = pa.array([len(r["continuation"].encode("utf-8")) for r in requests], pa.int64())
     columns["is_greedy"] = pa.array([r[2] for r in results], pa.bool_())
     with atomic_path(output) as temp:
         pq.write_table(pa.table(columns), temp)

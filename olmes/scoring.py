@@ -76,6 +76,7 @@ class ChoiceTable:
     num_tokens: np.ndarray
     num_chars: np.ndarray
     uncond_sum: np.ndarray | None
+    num_bytes: np.ndarray | None = None  # UTF-8 bytes of each continuation (files before it: None)
 
     def describe(self, row: int) -> str:
         """How error messages name an instance: its index and native id."""
@@ -195,7 +196,7 @@ def _layout(cond: pd.DataFrame, path: Path, task: str, formulation: str) -> Choi
         instance_index=shape.index.to_numpy(), native_id=shape["native_id"].astype(str).to_numpy(),
         subject=subject, label=shape["label"].to_numpy(np.int64), num_choices=shape["count"].to_numpy(),
         sum_logprob=matrix("sum_logprob"), num_tokens=matrix("num_tokens"), num_chars=matrix("num_chars"),
-        uncond_sum=None,
+        uncond_sum=None, num_bytes=matrix("num_bytes") if "num_bytes" in cond.columns else None,
     )  # fmt: skip
 
 
@@ -401,6 +402,25 @@ def method_stats(predictions: pd.DataFrame, task: str) -> dict[str, dict]:
     return stats
 
 
+def bits_per_byte(cf: ChoiceTable) -> dict | None:
+    """Bits per byte of the gold continuation: -sum_logprob(gold) / (ln 2 x its UTF-8 bytes, leading
+    space included) per instance, and their mean over instances (MMLU too: a mean over questions).
+    None when the log-prob file predates the ``num_bytes`` column."""
+    if cf.num_bytes is None:
+        return None
+    rows = np.arange(len(cf.label))
+    gold_sum, gold_bytes = cf.sum_logprob[rows, cf.label], cf.num_bytes[rows, cf.label]
+    per_instance = -gold_sum / (math.log(2) * gold_bytes)
+    finite = per_instance[np.isfinite(per_instance)]
+    if finite.size == 0:
+        return None
+    return {
+        "bpb": float(np.mean(finite)),
+        "stderr": float(np.std(finite, ddof=1) / math.sqrt(finite.size)) if finite.size > 1 else None,
+        "n": int(finite.size),
+    }
+
+
 def best_of_two(cf_accuracy: float, mcf_accuracy: float) -> tuple[float, str]:
     """max(CF, MCF) and the winning formulation; MCF must be strictly better to win (and get the †)."""
     return (mcf_accuracy, MCF) if mcf_accuracy > cf_accuracy else (cf_accuracy, "cf")
@@ -551,6 +571,10 @@ def summarize(
         "inputs": {formulation: _input_record(path) for formulation, path in inputs.items()},
     }
     summary["olmes"] = None if summary["partial"] else summary["best_of_two"]
+    if "cf" in inputs:
+        bpb = bits_per_byte(read_logprobs(inputs["cf"], "cf"))
+        if bpb is not None:
+            summary["bpb"] = bpb
     return summary
 
 

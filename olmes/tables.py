@@ -76,6 +76,7 @@ def model_task_table(
     caption: str,
     cell: CellFn,
     averages: dict[str, Callable[[str], float | None]],
+    average_cell: Callable[[float | None], Cell] = percent_cell,
 ) -> Table:
     """Rows = models (complete group first, then partial runs), columns = tasks + average columns.
 
@@ -100,7 +101,7 @@ def model_task_table(
         complete = scores.complete_on_all_tasks(info.name)
         for label, average in averages.items():
             value = average(info.name) if complete else None
-            row.append(percent_cell(value))
+            row.append(average_cell(value))
             record[label] = value
         (partial_rows if partial else complete_rows).append(row)
         records.append(record)
@@ -234,6 +235,31 @@ def near_ties_table(scores: ScoreSet) -> Table:
     )  # fmt: skip
 
 
+def bpb_cell(value: float | None) -> Cell:
+    return Cell(value, MISSING if value is None else f"{value:.3f}")
+
+
+def bpb_table(scores: ScoreSet) -> Table:
+    """Bits per byte of the gold CF continuation: a continuous measure where accuracy is near chance."""
+
+    def cell(summary: dict) -> tuple[float | None, str, dict]:
+        bpb = summary.get("bpb")
+        if bpb is None:
+            return None, MISSING, {}
+        return bpb["bpb"], f"{bpb['bpb']:.3f}", {"stderr": bpb["stderr"], "n": bpb["n"]}
+
+    def average(model: str) -> float | None:
+        return _mean_over_tasks(scores, model, lambda s: (s.get("bpb") or {}).get("bpb"))
+
+    return model_task_table(
+        scores, "bpb", "Bits per byte (gold CF continuation)",
+        "Bits per byte of the gold answer's CF continuation: -sum log-prob / (ln 2 x its UTF-8 bytes, "
+        "leading space included), averaged over instances; lower is better. From the CF log-probs, no "
+        f"new model run. {MISSING} where the log-prob file predates the num_bytes column.",
+        cell, {"Average": average}, average_cell=bpb_cell,
+    )  # fmt: skip
+
+
 # -- Table 3: which normalization wins ------------------------------------------------------------
 
 
@@ -358,7 +384,8 @@ def all_tables(
 ) -> list[Table]:
     return [
         table3(scores), table4(scores), table6(scores), table7(scores), table8(scores),
-        *tables_9_to_12(scores), near_ties_table(scores), bootstrap_table(scores, resamples, seed),
+        *tables_9_to_12(scores), near_ties_table(scores), bpb_table(scores),
+        bootstrap_table(scores, resamples, seed),
     ]  # fmt: skip
 
 

@@ -280,10 +280,12 @@ def test_cli_writes_parquet_and_run_record(llama_dir, tmp_path, monkeypatch):
         "sum_logprob",
         "num_tokens",
         "num_chars",
+        "num_bytes",
         "is_greedy",
     ]
     assert table["request_index"].tolist() == list(range(len(rows)))
     assert table["num_chars"].tolist() == [len(r["continuation"]) for r in rows]
+    assert table["num_bytes"].tolist() == [len(r["continuation"].encode()) for r in rows]
     assert table["native_id"].tolist() == [str(r["native_id"]) for r in rows]
     record = json.loads((tmp_path / "out" / "scores.parquet.run.json").read_text())
     assert record["tokens_forwarded"] == record["trie_minimal_tokens"] < record["naive_tokens"]

@@ -392,3 +392,18 @@ def test_mmlu_without_subjects_is_an_error(tmp_path):
     rows = instance_rows("mmlu", "cf", 0, [" a", " b"], [-1, -2], 0)
     with pytest.raises(OlmesError, match=r"cf\.parquet: mmlu is averaged over subjects but the file has no"):
         scoring.score_task("m", **cf_files(tmp_path, "cf.parquet", rows))
+
+
+def test_bits_per_byte_of_the_gold_continuation(tmp_path):
+    """-sum_logprob(gold) / (ln 2 x UTF-8 bytes): ' 32° F' is 6 characters but 7 bytes."""
+    rows = instance_rows("boolq", "cf", 0, [" 32° F", " no"], [-7 * math.log(2), -1.0], 0)
+    rows += instance_rows("boolq", "cf", 1, [" yes", " no"], [-1.0, -3 * 2 * math.log(2)], 1)
+    for row in rows:
+        row["num_bytes"] = len((" 32° F" if row["instance_index"] == 0 and row["choice"] == 0 else
+                                [" yes", " no"][row["choice"]]).encode())  # fmt: skip
+    _, summary = scoring.score_task("m", cf_path=write(tmp_path, "cf.parquet", rows))
+    assert summary["bpb"]["n"] == 2
+    assert summary["bpb"]["bpb"] == pytest.approx((1.0 + 2.0) / 2)  # 7 bits / 7 bytes, 6 bits / 3 bytes
+    rows = [{k: v for k, v in row.items() if k != "num_bytes"} for row in rows]
+    _, older = scoring.score_task("m", cf_path=write(tmp_path, "old.parquet", rows))
+    assert "bpb" not in older  # a file from before num_bytes: no silent guess from characters

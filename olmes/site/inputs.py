@@ -37,6 +37,7 @@ TABLE_KEYS = (
     "table11_char",
     "table12_pmi",
     "near_ties",
+    "bpb",
     "paired_bootstrap",
 )
 FIGURE_KEYS = ("figure1_checkpoints", "figure2_cf_vs_mcf")

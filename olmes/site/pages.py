@@ -534,9 +534,17 @@ class SiteData:
                     "cell": self.cell(model, task),
                     "runs": runs,
                     "mcf_near_ties": summary["methods"].get(MCF, {}).get("near_ties"),
+                    "bpb": self.bpb(model.name, task),
                 }
             )
         return rows
+
+    def bpb(self, model: str, task: str) -> float | None:
+        """Bits per byte of the gold CF continuation, as the tables' ``bpb`` table holds it."""
+        for record in (self.tables.get("bpb") or {}).get("records", []):
+            if record["model"] == model:
+                return (record["tasks"].get(task) or {}).get("value")
+        return None
 
     def comparisons(self, model: SiteModel) -> list[dict]:
         table = self.tables.get("paired_bootstrap") or {}
