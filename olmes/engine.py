@@ -46,9 +46,11 @@ def default_max_batch_tokens(device: torch.device) -> int:
 
 @dataclass
 class Encoded:
-    """Token ids of one request: ``tokens`` = (BOS) + context + continuation, truncated."""
+    """Token ids of one request: ``tokens`` = (BOS) + context + continuation, truncated.
 
-    tokens: list[int]
+    A numpy int32 array, not a list: all of MMLU's 27 M input tokens as Python ints took gigabytes."""
+
+    tokens: np.ndarray
     num_cont: int
 
 
@@ -89,40 +91,45 @@ def encode_requests(
     contexts = list(dict.fromkeys(context for context, _ in pairs))
     context_ids = dict(zip(contexts, _encode(tokenizer, contexts), strict=True))
     wholes = _encode(tokenizer, [context + continuation for context, continuation in pairs])
-    prefix = [] if bos_token_id is None else [bos_token_id]
+    prefix = np.array([] if bos_token_id is None else [bos_token_id], dtype=np.int32)
     encoded = []
-    for (context, _), whole in zip(pairs, wholes, strict=True):
+    for position, (context, _) in enumerate(pairs):
+        whole, wholes[position] = wholes[position], None  # hold each request's tokens once
         context_len = len(prefix) + len(context_ids[context])
-        tokens = prefix + whole
+        tokens = np.concatenate([prefix, whole])
         if context_len == 0:  # nothing to condition on: use EOS as lm-evaluation-harness does
-            tokens, context_len = [tokenizer.eos_token_id, *tokens], 1
+            tokens, context_len = np.concatenate([[tokenizer.eos_token_id], tokens]).astype(np.int32), 1
         num_cont = max(len(tokens) - context_len, 0)
         tokens = tokens[-(max_input + 1) :]
         encoded.append(Encoded(tokens, min(num_cont, len(tokens) - 1)))
     return encoded
 
 
-def _encode(tokenizer, texts: list[str], batch: int = 1024) -> list[list[int]]:
-    """Token ids of each text, tokenized in batches: a fast tokenizer's per-token bookkeeping
-    (offsets, token strings) for all of MMLU at once would take gigabytes."""
-    ids: list[list[int]] = []
+def _encode(tokenizer, texts: list[str], batch: int = 1024) -> list[np.ndarray]:
+    """Token ids of each text (int32 arrays), tokenized in batches: a fast tokenizer's per-token
+    bookkeeping (offsets, token strings) for all of MMLU at once would take gigabytes."""
+    ids: list[np.ndarray] = []
     for start in range(0, len(texts), batch):
-        ids.extend(tokenizer(texts[start : start + batch], add_special_tokens=False)["input_ids"])
+        found = tokenizer(texts[start : start + batch], add_special_tokens=False)["input_ids"]
+        ids.extend(np.asarray(one, dtype=np.int32) for one in found)
     return ids
 
 
 def build_trie(inputs: Sequence[Sequence[int]]) -> Trie:
-    """Trie of the given token sequences (non-empty), nodes in preorder, via one lexicographic sort."""
-    order = sorted(range(len(inputs)), key=lambda i: inputs[i])
-    paths: list[np.ndarray] = [np.empty(0, np.int64)] * len(inputs)
+    """Trie of the given token sequences (non-empty), nodes in preorder, via one lexicographic sort.
+
+    The sort key is each sequence as big-endian 4-byte integers: for token ids (non-negative) bytes
+    order is the lexicographic order of the sequences, a prefix first."""
+    order = sorted(range(len(inputs)), key=lambda i: np.asarray(inputs[i], dtype=">i4").tobytes())
+    paths: list[np.ndarray] = [np.empty(0, np.int32)] * len(inputs)  # node ids: int32 (2 M for MMLU)
     new_tokens, new_depths, new_parents = [], [], []
-    previous, previous_ids, count = np.empty(0, np.int64), np.empty(0, np.int64), 0
+    previous, previous_ids, count = np.empty(0, np.int64), np.empty(0, np.int32), 0
     for index in order:
         seq = np.asarray(inputs[index], dtype=np.int64)
         shared = min(len(seq), len(previous))
         mismatch = np.flatnonzero(seq[:shared] != previous[:shared])
         lcp = int(mismatch[0]) if len(mismatch) else shared
-        fresh = np.arange(count, count + len(seq) - lcp, dtype=np.int64)
+        fresh = np.arange(count, count + len(seq) - lcp, dtype=np.int32)
         ids = np.concatenate([previous_ids[:lcp], fresh])
         new_tokens.append(seq[lcp:])
         new_depths.append(np.arange(lcp, len(seq), dtype=np.int32))
