@@ -43,6 +43,8 @@ case "$action" in
   *) echo "usage: $0 [run|sync] [OUT]" >&2; exit 2 ;;
 esac
 sync_cache "$out/resume-cache" "$cache"
+# A session cut off mid-job leaves Snakemake's lock behind; this script is the folder's only runner.
+PATH="$PWD/.venv/bin:$PATH" .venv/bin/snakemake --unlock --cores 1 --configfile config/full-standard.yaml >/dev/null 2>&1 || true
 for model in "${models[@]}"; do
   for task in "${tasks[@]}"; do
     if [ -f "leaderboard/models/$model/scores/$task.scores.json" ]; then
