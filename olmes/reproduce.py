@@ -36,15 +36,16 @@ def reproduce(store: Path, model: str, limit: int, workdir: Path, cache_root: Pa
     loaded = plan.load()
     tasks = []
     for task, entry in record["tasks"].items():
+        first = min(limit, entry["limit"] or limit)  # a partial result holds only its own first instances
         mine, theirs = {}, {}
         for request_set in entry["requests_sha256"]:
-            rows = list(results_store.canonical_requests(task, request_set, limit, "bundle"))
+            rows = list(results_store.canonical_requests(task, request_set, first, "bundle"))
             requests_path = workdir / "requests" / f"{task}.{request_set}.jsonl"
             write_records(rows, requests_path)
             mine[request_set] = workdir / "logprobs" / f"{task}.{request_set}.parquet"
             score_file(loaded, rows, requests_path, mine[request_set], cache_root, use_cache=False)
-            theirs[request_set] = _store_subset(store, model, task, request_set, limit, workdir)
-        tasks.append(_compare_task(model, task, mine, theirs))
+            theirs[request_set] = _store_subset(store, model, task, request_set, first, workdir)
+        tasks.append({"instances": first, **_compare_task(model, task, mine, theirs)})
     return {
         "format": REPORT_FORMAT,
         "model": model,

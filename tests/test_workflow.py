@@ -52,7 +52,7 @@ def _write_config(workdir: Path, model_paths: dict[str, Path], **overrides) -> N
         "site": "site",
         "store": "leaderboard",
         "publish": {"partial": False, "replace": False},
-        "reproduce": 2,
+        "reproduce": 5,  # more than the published partial run holds (LIMIT): its own first 3 are compared
     }
     config.update(overrides)
     (workdir / "config").mkdir(parents=True, exist_ok=True)
@@ -159,7 +159,8 @@ def test_publish_then_the_leaderboard_with_its_reproduction(
     done = _snakemake(workdir, "--cores", "2")
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((workdir / "results" / "reproduction" / "Tiny.json").read_text())
-    assert report["limit"] == 2 and report["same_fingerprint"]
+    assert report["limit"] == 5 and report["same_fingerprint"]
+    assert [task["instances"] for task in report["tasks"]] == [LIMIT] * len(TASKS)
     assert report["identical"] == report["decisions"] > 0 and report["max_abs_delta"] < 1e-3
     assert "decisions identical" in done.stdout + done.stderr  # printed at the end of the run
     site = workdir / "site"

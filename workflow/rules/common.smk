@@ -4,6 +4,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from olmes.atomic import write_text_atomic
@@ -160,10 +161,13 @@ def publish_flags():
     return " ".join(f"--{flag}" for flag in ("partial", "replace") if config["publish"][flag])
 
 
+STARTED = time.time()
+
+
 def print_reproduction(paths):
-    """The reproduction reports as the main job ends with them (also on the site)."""
+    """The reproduction reports this run wrote, as the main job ends with them (also on the site)."""
     from olmes.reproduce import summary_lines
 
     for path in paths:
-        if Path(path).is_file():
+        if Path(path).is_file() and Path(path).stat().st_mtime >= STARTED:
             print("\n".join(summary_lines(json.loads(Path(path).read_text(encoding="utf-8")))))
