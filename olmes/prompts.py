@@ -3,15 +3,39 @@
 Task templates (``olmes/tasks/*``) build queries; this module owns how they are joined:
 shots end in a blank line, MCF choice lines are ``"\\n " + letter + ". " + text``, letters are
 A, B, C, ... by position, and a continuation always starts with one space.
+
+The shared wording (the answer line, the label after a letter) is a :class:`Wording`: the
+standard's, or ``var1`` of the paper's Table 5 (docs/standard.md section 6).
 """
 
 from __future__ import annotations
 
 import string
+from dataclasses import dataclass
 
 SHOT_SEPARATOR = "\n\n"
-ANSWER_SUFFIX = "\nAnswer:"  # ends every query but HellaSwag's CF one and WinoGrande's CF contexts
-UNCONDITIONAL_CONTEXT = "Answer:"
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How the parts every template shares are worded. Continuations never change."""
+
+    answer_line: str = "Answer:"  # also the pmi baseline's whole context
+    label_end: str = "."  # after an MCF choice letter: " A. text"
+    blank_before_answer: bool = False  # "...\n\nAnswer:" instead of "...\nAnswer:"
+
+    @property
+    def answer_suffix(self) -> str:
+        """What ends a query (every one but HellaSwag's CF query and WinoGrande's CF contexts)."""
+        return ("\n\n" if self.blank_before_answer else "\n") + self.answer_line
+
+
+STANDARD = Wording()
+WORDINGS = {
+    "standard": STANDARD,
+    "var1": Wording(answer_line="Correct answer:", label_end=")", blank_before_answer=True),
+}
+ANSWER_SUFFIX = STANDARD.answer_suffix  # "\nAnswer:", how the reference dumps' queries end
 
 
 def letter(position: int) -> str:
@@ -19,9 +43,9 @@ def letter(position: int) -> str:
     return string.ascii_uppercase[position]
 
 
-def choice_lines(texts: list[str] | tuple[str, ...]) -> str:
+def choice_lines(texts: list[str] | tuple[str, ...], wording: Wording = STANDARD) -> str:
     """MCF choice lines. The space after the newline keeps the label token equal to the answer token."""
-    return "".join(f"\n {letter(i)}. {text}" for i, text in enumerate(texts))
+    return "".join(f"\n {letter(i)}{wording.label_end} {text}" for i, text in enumerate(texts))
 
 
 def mcf_continuations(num_choices: int) -> list[str]:

@@ -61,8 +61,13 @@ def requests_of(
     instances: list[Instance],
     source: str = "bundle",
     pmi_everywhere: bool = False,
+    variant: str = "standard",
 ) -> list[RequestRow]:
-    """The request rows of ``instances`` (from :func:`task_instances`) in one request set."""
+    """The request rows of ``instances`` (from :func:`task_instances`) in one request set, worded as
+    the standard or as a variant (``prompts.WORDINGS``: ``var1`` of the paper's Table 5)."""
+    if variant not in prompts.WORDINGS:
+        raise OlmesError(f"unknown variant {variant!r}; choose one of: {', '.join(prompts.WORDINGS)}")
+    wording = prompts.WORDINGS[variant]
     if formulation not in REQUEST_SETS:
         raise OlmesError(f"unknown formulation {formulation!r}; choose one of: {', '.join(REQUEST_SETS)}")
     if formulation not in request_sets(task, pmi_everywhere):
@@ -73,21 +78,21 @@ def requests_of(
         return [
             row
             for index, instance in enumerate(instances)
-            for row in _unconditional_rows(task, index, instance)
+            for row in _unconditional_rows(task, index, instance, wording)
         ]
-    shots = _ShotCache(task, source)
+    shots = _ShotCache(task, source, wording)
     render = _cf_rows if formulation == "cf" else _mcf_rows
     rows: list[RequestRow] = []
     for index, instance in enumerate(instances):
-        rows.extend(render(task, index, instance, shots.rendered(instance, formulation)))
+        rows.extend(render(task, index, instance, shots.rendered(instance, formulation), wording))
     return rows
 
 
 class _ShotCache:
     """Rendered shots per subject (a task without subjects has one set): built once, reused."""
 
-    def __init__(self, task: Task, source: str) -> None:
-        self.task, self.source = task, source
+    def __init__(self, task: Task, source: str, wording: prompts.Wording) -> None:
+        self.task, self.source, self.wording = task, source, wording
         self._rendered: dict[tuple[str | None, str], list[str]] = {}
 
     def rendered(self, instance: Instance, formulation: str) -> list[str]:
@@ -95,7 +100,7 @@ class _ShotCache:
         if key not in self._rendered:
             examples = fewshot_instances(self.task, self.source, instance.subject)
             render = self.task.cf_shot if formulation == "cf" else self.task.mcf_shot
-            self._rendered[key] = [render(example) for example in examples]
+            self._rendered[key] = [render(example, self.wording) for example in examples]
         return self._rendered[key]
 
 
@@ -113,9 +118,11 @@ def _row(task: Task, formulation: str, index: int, instance: Instance, choice: i
     return row
 
 
-def _cf_rows(task: Task, index: int, instance: Instance, shots: list[str]) -> Iterable[RequestRow]:
+def _cf_rows(
+    task: Task, index: int, instance: Instance, shots: list[str], wording: prompts.Wording
+) -> Iterable[RequestRow]:
     instruction = task.instruction(instance)
-    pairs = zip(task.cf_queries(instance), task.cf_continuations(instance), strict=True)
+    pairs = zip(task.cf_queries(instance, wording), task.cf_continuations(instance), strict=True)
     for choice, (query, continuation) in enumerate(pairs):
         row = _row(task, "cf", index, instance, choice)
         row["context"] = prompts.fewshot_context(instruction, shots, query)
@@ -124,17 +131,21 @@ def _cf_rows(task: Task, index: int, instance: Instance, shots: list[str]) -> It
         yield row
 
 
-def _unconditional_rows(task: Task, index: int, instance: Instance) -> Iterable[RequestRow]:
+def _unconditional_rows(
+    task: Task, index: int, instance: Instance, wording: prompts.Wording
+) -> Iterable[RequestRow]:
     for choice, continuation in enumerate(task.cf_continuations(instance)):
         row = _row(task, "pmi", index, instance, choice)
-        row["context"] = prompts.UNCONDITIONAL_CONTEXT
+        row["context"] = wording.answer_line  # the pmi baseline: the bare answer line
         row["continuation"] = continuation
         row["unconditional"] = True
         yield row
 
 
-def _mcf_rows(task: Task, index: int, instance: Instance, shots: list[str]) -> Iterable[RequestRow]:
-    context = prompts.fewshot_context(task.instruction(instance), shots, task.mcf_query(instance))
+def _mcf_rows(
+    task: Task, index: int, instance: Instance, shots: list[str], wording: prompts.Wording
+) -> Iterable[RequestRow]:
+    context = prompts.fewshot_context(task.instruction(instance), shots, task.mcf_query(instance, wording))
     for choice, continuation in enumerate(prompts.mcf_continuations(len(instance.choices))):
         row = _row(task, "mcf", index, instance, choice)
         row["context"] = context

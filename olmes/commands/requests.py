@@ -8,6 +8,7 @@ import sys
 from olmes.argtypes import positive_int
 from olmes.data import SOURCES
 from olmes.errors import OlmesError
+from olmes.prompts import WORDINGS
 from olmes.records import write_records
 from olmes.requests import instance_rows, requests_of, task_instances
 from olmes.tasks import REQUEST_SETS, get_task
@@ -30,6 +31,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="allow the pmi request set for tasks whose standard scores no pmi (BoolQ, MMLU, WinoGrande)",
     )
+    parser.add_argument(
+        "--variant",
+        choices=list(WORDINGS),
+        default="standard",
+        help="the standard's wording, or var1 of the paper's Table 5 ('Correct answer:' after a blank "
+        "line, ' A)' labels)",
+    )
     parser.add_argument("--output", help="request file (JSONL) to write; needs --formulation")
     parser.add_argument("--instances", help="instance file (JSONL: question, choices, gold) to write")
 
@@ -42,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     task = get_task(args.task)
     instances = task_instances(task, args.limit, args.source)
     if args.output is not None:
-        rows = requests_of(task, args.formulation, instances, args.source, args.pmi_everywhere)
+        rows = requests_of(task, args.formulation, instances, args.source, args.pmi_everywhere, args.variant)
         write_records(rows, args.output)
         counts = f"{len(rows)} requests for {len(instances)} instances"
         print(f"{args.task} {args.formulation}: {counts} -> {args.output}", file=sys.stderr)

@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 from olmes import prompts
+from olmes.prompts import STANDARD, Wording
 
 SAMPLE_THRESHOLD = 1500
 SAMPLE_SIZE = 1000
@@ -147,26 +148,27 @@ class Task:
         return self.cf_queries(instance)[0].removesuffix(prompts.ANSWER_SUFFIX)
 
     # -- templates -------------------------------------------------------------------------------
-    def cf_queries(self, instance: Instance) -> list[str]:
+    def cf_queries(self, instance: Instance, wording: Wording = STANDARD) -> list[str]:
         """The cloze context (without shots) for each choice; the same query for all but WinoGrande."""
-        return [self.cf_query(instance)] * len(instance.choices)
+        return [self.cf_query(instance, wording)] * len(instance.choices)
 
-    def cf_query(self, instance: Instance) -> str:
+    def cf_query(self, instance: Instance, wording: Wording = STANDARD) -> str:
         raise NotImplementedError
 
     def cf_continuations(self, instance: Instance) -> list[str]:
         """The cloze continuation of each choice: one space, then the answer text."""
         return [" " + choice for choice in instance.choices]
 
-    def mcf_query(self, instance: Instance) -> str:
+    def mcf_query(self, instance: Instance, wording: Wording = STANDARD) -> str:
         raise NotImplementedError
 
     # -- shots, rendered with the shared rules ---------------------------------------------------
-    def cf_shot(self, shot: Instance) -> str:
-        return prompts.cf_shot(self.cf_queries(shot)[shot.gold], self.cf_continuations(shot)[shot.gold])
+    def cf_shot(self, shot: Instance, wording: Wording = STANDARD) -> str:
+        query = self.cf_queries(shot, wording)[shot.gold]
+        return prompts.cf_shot(query, self.cf_continuations(shot)[shot.gold])
 
-    def mcf_shot(self, shot: Instance) -> str:
-        return prompts.mcf_shot(self.mcf_query(shot), shot.gold)
+    def mcf_shot(self, shot: Instance, wording: Wording = STANDARD) -> str:
+        return prompts.mcf_shot(self.mcf_query(shot, wording), shot.gold)
 
 
 @cache

@@ -7,6 +7,7 @@ from typing import Any
 
 from olmes import prompts
 from olmes.errors import OlmesError
+from olmes.prompts import STANDARD, Wording
 from olmes.tasks.base import BundleDump, Instance, Task
 
 _ANSWERS = ("yes", "no")
@@ -44,11 +45,11 @@ class YesNoPassage(Task):
     def _stem(self, instance: Instance) -> str:
         return instance.fields["passage"] + "\nQuestion: " + instance.fields["question"] + "?"
 
-    def cf_query(self, instance: Instance) -> str:
-        return self._stem(instance) + prompts.ANSWER_SUFFIX
+    def cf_query(self, instance: Instance, wording: Wording = STANDARD) -> str:
+        return self._stem(instance) + wording.answer_suffix
 
-    def mcf_query(self, instance: Instance) -> str:
-        return self._stem(instance) + prompts.choice_lines(instance.choices) + prompts.ANSWER_SUFFIX
+    def mcf_query(self, instance: Instance, wording: Wording = STANDARD) -> str:
+        return self._stem(instance) + prompts.choice_lines(instance.choices, wording) + wording.answer_suffix
 
 
 BOOLQ = YesNoPassage(

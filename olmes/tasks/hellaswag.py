@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from olmes import prompts
+from olmes.prompts import STANDARD, Wording
 from olmes.tasks.base import WHY_CHAR, BundleArrow, Instance, Task
 
 
@@ -31,18 +32,18 @@ class Completion(Task):
             fields={"context": preprocess(context), "ctx_b_empty": row["ctx_b"] == ""},
         )
 
-    def cf_query(self, instance: Instance) -> str:
-        return instance.fields["context"]
+    def cf_query(self, instance: Instance, wording: Wording = STANDARD) -> str:
+        return instance.fields["context"]  # a completion: no answer line to reword
 
-    def mcf_query(self, instance: Instance) -> str:
+    def mcf_query(self, instance: Instance, wording: Wording = STANDARD) -> str:
         separator = " " if instance.fields["ctx_b_empty"] else ""
         endings = [choice.strip() for choice in instance.choices]
         return (
             instance.fields["context"]
             + separator
             + "\nChoose the best continuation:"
-            + prompts.choice_lines(endings)
-            + prompts.ANSWER_SUFFIX
+            + prompts.choice_lines(endings, wording)
+            + wording.answer_suffix
         )
 
 

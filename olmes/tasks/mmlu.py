@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from olmes import prompts
+from olmes.prompts import STANDARD, Wording
 from olmes.tasks.base import WHY_CHAR, BundleArrow, Instance, Task
 
 SUBJECTS = (
@@ -47,11 +48,13 @@ class SubjectQuestions(Task):
     def _question(self, instance: Instance) -> str:
         return "Question: " + instance.fields["question"].strip()
 
-    def cf_query(self, instance: Instance) -> str:
-        return self._question(instance) + prompts.ANSWER_SUFFIX
+    def cf_query(self, instance: Instance, wording: Wording = STANDARD) -> str:
+        return self._question(instance) + wording.answer_suffix
 
-    def mcf_query(self, instance: Instance) -> str:
-        return self._question(instance) + prompts.choice_lines(instance.choices) + prompts.ANSWER_SUFFIX
+    def mcf_query(self, instance: Instance, wording: Wording = STANDARD) -> str:
+        return (
+            self._question(instance) + prompts.choice_lines(instance.choices, wording) + wording.answer_suffix
+        )
 
 
 MMLU = SubjectQuestions(

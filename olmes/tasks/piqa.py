@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from olmes import prompts
+from olmes.prompts import STANDARD, Wording
 from olmes.tasks.base import WHY_CHAR, BundleArrow, Instance, Task
 
 
@@ -21,15 +22,15 @@ class GoalSolutions(Task):
             fields={"goal": row["goal"]},
         )
 
-    def cf_query(self, instance: Instance) -> str:
-        return "Goal: " + instance.fields["goal"] + prompts.ANSWER_SUFFIX
+    def cf_query(self, instance: Instance, wording: Wording = STANDARD) -> str:
+        return "Goal: " + instance.fields["goal"] + wording.answer_suffix
 
-    def mcf_query(self, instance: Instance) -> str:
+    def mcf_query(self, instance: Instance, wording: Wording = STANDARD) -> str:
         return (
             "Goal: "
             + instance.fields["goal"]
-            + prompts.choice_lines(instance.choices)
-            + prompts.ANSWER_SUFFIX
+            + prompts.choice_lines(instance.choices, wording)
+            + wording.answer_suffix
         )
 
 

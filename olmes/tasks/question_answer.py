@@ -7,6 +7,7 @@ from typing import Any
 
 from olmes import prompts
 from olmes.errors import OlmesError
+from olmes.prompts import STANDARD, Wording
 from olmes.tasks.base import WHY_CHAR, WHY_PMI, BundleArrow, BundleDump, Instance, Task
 
 _QUESTION_PREFIX = "Question: "
@@ -39,15 +40,15 @@ class QuestionAnswer(Task):
             "answerKey": labels[doc["gold"]],
         }
 
-    def cf_query(self, instance: Instance) -> str:
-        return _QUESTION_PREFIX + instance.fields["question"] + prompts.ANSWER_SUFFIX
+    def cf_query(self, instance: Instance, wording: Wording = STANDARD) -> str:
+        return _QUESTION_PREFIX + instance.fields["question"] + wording.answer_suffix
 
-    def mcf_query(self, instance: Instance) -> str:
+    def mcf_query(self, instance: Instance, wording: Wording = STANDARD) -> str:
         return (
             _QUESTION_PREFIX
             + instance.fields["question"]
-            + prompts.choice_lines(instance.choices)
-            + prompts.ANSWER_SUFFIX
+            + prompts.choice_lines(instance.choices, wording)
+            + wording.answer_suffix
         )
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from olmes import prompts
+from olmes.prompts import STANDARD, Wording
 from olmes.tasks.base import WHY_CHAR, BundleArrow, Instance, Task
 
 
@@ -24,11 +25,11 @@ class SituationQuestion(Task):
     def _stem(self, instance: Instance) -> str:
         return "Question: " + instance.fields["context"] + " " + instance.fields["question"]
 
-    def cf_query(self, instance: Instance) -> str:
-        return self._stem(instance) + prompts.ANSWER_SUFFIX
+    def cf_query(self, instance: Instance, wording: Wording = STANDARD) -> str:
+        return self._stem(instance) + wording.answer_suffix
 
-    def mcf_query(self, instance: Instance) -> str:
-        return self._stem(instance) + prompts.choice_lines(instance.choices) + prompts.ANSWER_SUFFIX
+    def mcf_query(self, instance: Instance, wording: Wording = STANDARD) -> str:
+        return self._stem(instance) + prompts.choice_lines(instance.choices, wording) + wording.answer_suffix
 
 
 SOCIALIQA = SituationQuestion(

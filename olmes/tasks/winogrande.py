@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from olmes import prompts
+from olmes.prompts import STANDARD, Wording
 from olmes.tasks.base import BundleArrow, Instance, Task
 
 
@@ -24,7 +25,8 @@ class FillBlank(Task):
     def question(self, instance: Instance) -> str:
         return instance.fields["sentence"]
 
-    def cf_queries(self, instance: Instance) -> list[str]:
+    def cf_queries(self, instance: Instance, wording: Wording = STANDARD) -> list[str]:
+        """The sentence up to each option (no answer line to reword)."""
         sentence = instance.fields["sentence"]
         blank = sentence.index("_")
         return [sentence[:blank] + option for option in instance.choices]
@@ -34,11 +36,10 @@ class FillBlank(Task):
         shared = " " + sentence[sentence.index("_") + 1 :].strip()
         return [shared] * len(instance.choices)
 
-    def mcf_query(self, instance: Instance) -> str:
+    def mcf_query(self, instance: Instance, wording: Wording = STANDARD) -> str:
         sentence = instance.fields["sentence"].replace("_", "___")
-        return (
-            "Fill in the blank: " + sentence + prompts.choice_lines(instance.choices) + prompts.ANSWER_SUFFIX
-        )
+        choices = prompts.choice_lines(instance.choices, wording)
+        return "Fill in the blank: " + sentence + choices + wording.answer_suffix
 
 
 WINOGRANDE = FillBlank(
