@@ -32,6 +32,7 @@ class RequestRow(TypedDict):
     choice: int
     label: int
     subject: NotRequired[str]
+    rotation: NotRequired[int]  # the mcf_rot request set only: which answer order
     context: str
     continuation: str
     unconditional: bool

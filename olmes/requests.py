@@ -8,6 +8,7 @@ their own ("pmi"), so that the CF file followed by the pmi file is the reference
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,7 +16,7 @@ from olmes import prompts
 from olmes.data import fewshot_instances, load_instances
 from olmes.errors import OlmesError
 from olmes.records import InstanceRow, RequestRow
-from olmes.tasks import REQUEST_SETS, Instance, Task, get_task
+from olmes.tasks import REQUEST_SETS, ROTATIONS, Instance, Task, get_task
 
 
 def build_requests(
@@ -68,6 +69,8 @@ def requests_of(
     if variant not in prompts.WORDINGS:
         raise OlmesError(f"unknown variant {variant!r}; choose one of: {', '.join(prompts.WORDINGS)}")
     wording = prompts.WORDINGS[variant]
+    if formulation == ROTATIONS:
+        return _rotation_rows(task, instances, _ShotCache(task, source, wording), wording)
     if formulation not in REQUEST_SETS:
         raise OlmesError(f"unknown formulation {formulation!r}; choose one of: {', '.join(REQUEST_SETS)}")
     if formulation not in request_sets(task, pmi_everywhere):
@@ -140,6 +143,28 @@ def _unconditional_rows(
         row["continuation"] = continuation
         row["unconditional"] = True
         yield row
+
+
+def rotated(instance: Instance, rotation: int) -> Instance:
+    """The instance with its choices shown from choice ``rotation`` on (mod k); the gold moves along."""
+    k = len(instance.choices)
+    order = [(rotation + position) % k for position in range(k)]
+    return dataclasses.replace(
+        instance, choices=tuple(instance.choices[i] for i in order), gold=order.index(instance.gold)
+    )
+
+
+def _rotation_rows(task: Task, instances: list[Instance], shots: _ShotCache, wording) -> list[RequestRow]:
+    """MCF rows of rotations 1..k-1 of every instance (the shots are the standard's)."""
+    rows = []
+    for index, instance in enumerate(instances):
+        for rotation in range(1, len(instance.choices)):
+            for row in _mcf_rows(
+                task, index, rotated(instance, rotation), shots.rendered(instance, "mcf"), wording
+            ):
+                row["formulation"], row["rotation"] = ROTATIONS, rotation
+                rows.append(row)
+    return rows
 
 
 def _mcf_rows(

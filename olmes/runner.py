@@ -2,9 +2,9 @@
 
 Output columns, in request-file order: the request's identifying fields (``request_index`` = its
 0-based line number, ``task``, ``formulation``, ``instance_index``, ``native_id`` as a string,
-``choice``, ``label``, ``unconditional``, ``subject`` when the file has one) and ``sum_logprob``,
-``num_tokens``, ``num_chars`` and ``num_bytes`` (characters and UTF-8 bytes of the continuation,
-leading space included), ``is_greedy``. The run record ``<output>.run.json`` says what produced
+``choice``, ``label``, ``unconditional``, ``subject`` and ``rotation`` when the file has them) and
+``sum_logprob``, ``num_tokens``, ``num_chars`` and ``num_bytes`` (characters and UTF-8 bytes of the
+continuation, leading space included), ``is_greedy``. The run record ``<output>.run.json`` says what produced
 them (docs/file-formats.md).
 """
 
@@ -119,6 +119,8 @@ def write_parquet(output: Path, requests: list[RequestRow], results: list[tuple[
     }
     if any("subject" in r for r in requests):
         columns["subject"] = pa.array([r.get("subject") for r in requests], pa.string())
+    if any("rotation" in r for r in requests):
+        columns["rotation"] = pa.array([r["rotation"] for r in requests], pa.int64())
     columns["sum_logprob"] = pa.array([r[0] for r in results], pa.float64())
     columns["num_tokens"] = pa.array([r[1] for r in results], pa.int64())
     columns["num_chars"] = pa.array([len(r["continuation"]) for r in requests], pa.int64())

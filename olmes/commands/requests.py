@@ -11,7 +11,7 @@ from olmes.errors import OlmesError
 from olmes.prompts import WORDINGS
 from olmes.records import write_records
 from olmes.requests import instance_rows, requests_of, task_instances
-from olmes.tasks import REQUEST_SETS, get_task
+from olmes.tasks import REQUEST_SETS, ROTATIONS, get_task
 
 NAME = "requests"
 HELP = "write the standard's requests of one task and formulation as JSONL"
@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("task", help="task key (see `olmes tasks`)")
     parser.add_argument(
         "--formulation",
-        choices=REQUEST_SETS,
+        choices=(*REQUEST_SETS, ROTATIONS),
         help="the request set of --output: cf, mcf, or pmi (CF's choices after the bare context 'Answer:')",
     )
     parser.add_argument("--limit", type=positive_int, help="keep the first N standardized instances")
