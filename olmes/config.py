@@ -13,6 +13,7 @@ import jsonschema
 import yaml
 
 from olmes.errors import OlmesError
+from olmes.prompts import STANDARD_VARIANT, WORDINGS
 from olmes.tasks import TASKS
 
 
@@ -27,6 +28,8 @@ def validate_config(config: dict[str, Any], schema_path: Path) -> None:
     """Raise :class:`OlmesError` for the first problem of ``config`` against the schema, naming the key."""
     schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
     schema["properties"]["tasks"]["items"]["enum"] = list(TASKS)  # the registry is the one task list
+    robustness = schema["properties"]["robustness"]["properties"]
+    robustness["variants"]["items"]["enum"] = [v for v in WORDINGS if v != STANDARD_VARIANT]
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: (list(e.absolute_path), e.message))
     if errors:
@@ -34,6 +37,13 @@ def validate_config(config: dict[str, Any], schema_path: Path) -> None:
         raise OlmesError(f"config key '{_key_path(error)}': {error.message}")
     for name, model in config["models"].items():
         _check_model_spec(name, model["spec"])
+    for key in ("variant_tasks", "rotation_tasks"):
+        outside = [task for task in config["robustness"][key] if task not in config["tasks"]]
+        if outside:
+            raise OlmesError(
+                f"config key 'robustness.{key}': {outside[0]!r} is not in 'tasks'; its standard scores are "
+                "the baseline, so add it there or remove it here"
+            )
 
 
 def _check_model_spec(name: str, spec: str) -> None:

@@ -12,6 +12,7 @@ import pandas as pd
 
 from olmes.atomic import write_json_atomic, write_text_atomic
 from olmes.results import ModelInfo, ScoreSet, recommended_method, task_name
+from olmes.robustness import letter_bias_data
 from olmes.scoring import MCF
 
 FIGURE_COLUMNS = [
@@ -60,19 +61,27 @@ def figure1_data(scores: ScoreSet) -> list[dict]:
     return [row for row in rows if row is not None]
 
 
-def write_figure(rows: list[dict], key: str, description: str, out: Path) -> list[Path]:
+def write_figure(
+    rows: list[dict], key: str, description: str, out: Path, columns: list[str] = FIGURE_COLUMNS
+) -> list[Path]:
     paths = [out / f"{key}.csv", out / f"{key}.json"]
-    frame = pd.DataFrame(rows, columns=FIGURE_COLUMNS)
+    frame = pd.DataFrame(rows, columns=columns)
     write_text_atomic(paths[0], frame.to_csv(index=False, lineterminator="\n"))
-    write_json_atomic(
-        paths[1], {"key": key, "description": description, "columns": FIGURE_COLUMNS, "rows": rows}
-    )
+    write_json_atomic(paths[1], {"key": key, "description": description, "columns": columns, "rows": rows})
     return paths
 
 
+LETTER_BIAS_COLUMNS = ["model", "display_name", "task", "task_name", "letter", "predicted", "gold"]
+
+
 def write_figures(scores: ScoreSet, out: Path) -> list[Path]:
-    """Both figures' data under ``out``; return the paths written."""
-    return write_figure(
+    """The figures' data under ``out``; return the paths written."""
+    letter_bias = write_figure(
+        letter_bias_data(scores), "letter_bias",
+        "MCF letter bias: per model, task and letter, the share of predictions and of gold answers at "
+        "that letter over every answer order (olmes rotations).", out, LETTER_BIAS_COLUMNS,
+    )  # fmt: skip
+    return letter_bias + write_figure(
         figure1_data(scores), "figure1_checkpoints",
         "Figure 1: CF vs MCF accuracy (fractions) over training checkpoints of each declared series.", out,
     ) + write_figure(

@@ -31,8 +31,9 @@ class Wording:
 
 
 STANDARD = Wording()
+STANDARD_VARIANT = "standard"
 WORDINGS = {
-    "standard": STANDARD,
+    STANDARD_VARIANT: STANDARD,
     "var1": Wording(answer_line="Correct answer:", label_end=")", blank_before_answer=True),
 }
 ANSWER_SUFFIX = STANDARD.answer_suffix  # "\nAnswer:", how the reference dumps' queries end

@@ -36,6 +36,7 @@ class RequestRow(TypedDict):
     context: str
     continuation: str
     unconditional: bool
+    variant: NotRequired[str]  # a prompt variant's request sets only (docs/standard.md section 6)
 
 
 class InstanceRow(TypedDict):
@@ -100,6 +101,7 @@ class ScoreSummary(TypedDict):
     olmes: dict | None
     predictions: NotRequired[dict]
     bpb: NotRequired[dict]  # bits per byte of the gold CF continuation (log-prob files with num_bytes)
+    variant: NotRequired[str]  # the prompt variant its log-probs were made with; never an OLMES score
 
 
 Record = TypeVar("Record", RequestRow, InstanceRow, RunRecord, ScoreSummary)

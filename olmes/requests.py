@@ -62,13 +62,28 @@ def requests_of(
     instances: list[Instance],
     source: str = "bundle",
     pmi_everywhere: bool = False,
-    variant: str = "standard",
+    variant: str = prompts.STANDARD_VARIANT,
 ) -> list[RequestRow]:
     """The request rows of ``instances`` (from :func:`task_instances`) in one request set, worded as
-    the standard or as a variant (``prompts.WORDINGS``: ``var1`` of the paper's Table 5)."""
+    the standard or as a variant (``prompts.WORDINGS``: ``var1`` of the paper's Table 5). A variant's
+    rows carry a ``variant`` field, so its log-probs and scores can never pass for the standard's."""
     if variant not in prompts.WORDINGS:
         raise OlmesError(f"unknown variant {variant!r}; choose one of: {', '.join(prompts.WORDINGS)}")
-    wording = prompts.WORDINGS[variant]
+    rows = _request_rows(task, formulation, instances, source, pmi_everywhere, prompts.WORDINGS[variant])
+    if variant != prompts.STANDARD_VARIANT:
+        for row in rows:
+            row["variant"] = variant
+    return rows
+
+
+def _request_rows(
+    task: Task,
+    formulation: str,
+    instances: list[Instance],
+    source: str,
+    pmi_everywhere: bool,
+    wording: prompts.Wording,
+) -> list[RequestRow]:
     if formulation == ROTATIONS:
         return _rotation_rows(task, instances, _ShotCache(task, source, wording), wording)
     if formulation not in REQUEST_SETS:

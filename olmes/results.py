@@ -1,7 +1,8 @@
 """The results the tables and the site are built from: score summaries and the models file.
 
 :func:`load_scores` reads every ``*.scores.json`` of ``olmes score`` (files or folders) into a
-:class:`ScoreSet` indexed by (model, task), ordered and named by the models file
+:class:`ScoreSet` indexed by (model, task), with the robustness results beside them (summaries of
+prompt variants, ``*.rotations.json`` of ``olmes rotations``), ordered and named by the models file
 (:func:`read_models_file`); the predictions behind a summary are read on demand and checked against
 the hash the summary recorded. The small readers at the end take one number out of one summary.
 """
@@ -16,7 +17,9 @@ import pandas as pd
 import yaml
 
 from olmes.errors import OlmesError
+from olmes.prompts import STANDARD_VARIANT
 from olmes.records import read_score_summary
+from olmes.rotations import ROTATIONS_SUFFIX, read_rotation_report
 from olmes.scoring import cf_method, file_sha256
 from olmes.tasks import TASKS
 
@@ -96,6 +99,9 @@ class ScoreSet:
     paths: dict[tuple[str, str], Path]
     models: list[ModelInfo]
     tasks: list[str]
+    variants: dict[tuple[str, str, str], dict] = field(default_factory=dict)  # (model, task, variant)
+    rotations: dict[tuple[str, str], dict] = field(default_factory=dict)  # olmes rotations reports
+    robustness_paths: dict[tuple[str, ...], Path] = field(default_factory=dict)  # of the two above
     _predictions: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict)
 
     def get(self, model: str, task: str) -> dict | None:
@@ -113,23 +119,32 @@ class ScoreSet:
         """The per-instance predictions behind a summary, checked against the hash it recorded."""
         key = (model, task)
         if key not in self._predictions:
-            summary, where = self.summaries[key], self.paths[key]
-            record = summary.get("predictions") or {}
-            path = where.parent / record.get("path", "")
-            if not record.get("path") or not path.is_file():
-                raise OlmesError(f"{where}: predictions file {path} not found; re-run olmes score")
-            if file_sha256(path) != record.get("sha256"):
-                raise OlmesError(f"{path} changed after {where} was written; re-run olmes score")
-            self._predictions[key] = pd.read_parquet(path)
+            self._predictions[key] = read_predictions(self.summaries[key], self.paths[key])
         return self._predictions[key]
+
+    def variant_predictions(self, model: str, task: str, variant: str) -> pd.DataFrame:
+        key = (model, task, variant)
+        return read_predictions(self.variants[key], self.robustness_paths[key])
+
+
+def read_predictions(summary: dict, where: Path) -> pd.DataFrame:
+    """The per-instance predictions a summary points to, checked against the hash it recorded."""
+    record = summary.get("predictions") or {}
+    path = where.parent / record.get("path", "")
+    if not record.get("path") or not path.is_file():
+        raise OlmesError(f"{where}: predictions file {path} not found; re-run olmes score")
+    if file_sha256(path) != record.get("sha256"):
+        raise OlmesError(f"{path} changed after {where} was written; re-run olmes score")
+    return pd.read_parquet(path)
 
 
 def expand_score_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Summary files as given, and directories searched recursively for ``*.scores.json``."""
+    """Summary files as given, and directories searched recursively for ``*.scores.json`` and
+    ``*.rotations.json``."""
     found = []
     for path in map(Path, paths):
         if path.is_dir():
-            found += sorted(path.rglob("*.scores.json"))
+            found += sorted([*path.rglob("*.scores.json"), *path.rglob(f"*{ROTATIONS_SUFFIX}")])
         elif path.suffix == ".parquet":
             raise OlmesError(
                 f"{path} is a predictions file; pass the *.scores.json summaries (they point to it)"
@@ -147,13 +162,27 @@ def load_scores(
     paths: Iterable[str | Path], models_file: str | Path | list[ModelInfo] | None = None
 ) -> ScoreSet:
     """The summaries under ``paths``, ordered and named by a models file (or a list of ModelInfo)."""
-    summaries, where = {}, {}
+    summaries, where, variants, rotations, robustness = {}, {}, {}, {}, {}
     for path in expand_score_paths(paths):
-        summary = read_score_summary(path)
-        key = (summary["model"], summary["task"])
-        if key in summaries:
-            raise OlmesError(f"{path} and {where[key]} both score model {key[0]!r} on {key[1]}; keep one")
-        summaries[key], where[key] = summary, path
+        if path.name.endswith(ROTATIONS_SUFFIX):
+            report, kind = read_rotation_report(path), "rotations"
+        else:
+            report = read_score_summary(path)
+            kind = report.get("variant", STANDARD_VARIANT)
+        key = (report["model"], report["task"])
+        full_key, paths_of = (key, where) if kind == STANDARD_VARIANT else ((*key, kind), robustness)
+        if full_key in paths_of:
+            what = {STANDARD_VARIANT: "scores", "rotations": "rotations"}.get(kind, f"{kind} scores")
+            raise OlmesError(
+                f"{path} and {paths_of[full_key]} both hold {what} of model {key[0]!r} on {key[1]}; keep one"
+            )
+        paths_of[full_key] = path
+        if kind == STANDARD_VARIANT:
+            summaries[key] = report
+        elif kind == "rotations":
+            rotations[key] = report
+        else:
+            variants[full_key] = report
     if isinstance(models_file, list):
         listed = models_file
     else:
@@ -163,7 +192,13 @@ def load_scores(
     models = [info for info in listed if any(m == info.name for m, _ in summaries)]
     models += [ModelInfo(name=name, display_name=name) for name in extra]
     tasks = [task for task in TASKS if any(t == task for _, t in summaries)]
-    return ScoreSet(summaries=summaries, paths=where, models=models, tasks=tasks)
+    alone = sorted({key[0] for key in robustness} - {model for model, _ in summaries})
+    if alone:
+        raise OlmesError(
+            f"{robustness[next(k for k in robustness if k[0] == alone[0])]}: robustness results of model "
+            f"{alone[0]!r} need its standard score summaries too; give them"
+        )
+    return ScoreSet(summaries, where, models, tasks, variants, rotations, robustness)
 
 
 # -- one number out of one summary ------------------------------------------------------------------

@@ -14,6 +14,7 @@ docs/file-formats.md) holds:
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,8 @@ import pandas as pd
 
 from olmes.errors import OlmesError
 from olmes.prompts import letter
-from olmes.scoring import decide
+from olmes.scoring import decide, input_record
+from olmes.tasks import ROTATIONS
 
 REPORT_FORMAT = "olmes.rotations/1"
 
@@ -64,7 +66,7 @@ def rotation_table(mcf_path: Path, rotations_path: Path) -> tuple[np.ndarray, np
     return logprobs, gold, choices, tasks.pop()
 
 
-def analyze(mcf_path: Path, rotations_path: Path) -> dict:
+def analyze(model: str, mcf_path: Path, rotations_path: Path) -> dict:
     logprobs, gold, choices, task = rotation_table(mcf_path, rotations_path)
     n, k_max = len(gold), logprobs.shape[1]
     correct = np.zeros((n, k_max), dtype=bool)
@@ -88,6 +90,7 @@ def analyze(mcf_path: Path, rotations_path: Path) -> dict:
     decisions = int(predicted_letters.sum())
     return {
         "format": REPORT_FORMAT,
+        "model": model,
         "task": task,
         "instances": n,
         "rotations": int(choices.max()),
@@ -104,4 +107,20 @@ def analyze(mcf_path: Path, rotations_path: Path) -> dict:
             }
             for position in range(k_max)
         },
+        "inputs": {"mcf": input_record(Path(mcf_path)), ROTATIONS: input_record(Path(rotations_path))},
     }
+
+
+ROTATIONS_SUFFIX = ".rotations.json"
+"""How a rotations report's file name ends (``<task>.rotations.json``): folders given to
+``olmes tables`` are searched for it."""
+
+
+def read_rotation_report(path: Path) -> dict:
+    try:
+        report = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise OlmesError(f"{path}: cannot read rotations report ({error})") from error
+    if not isinstance(report, dict) or report.get("format") != REPORT_FORMAT or "model" not in report:
+        raise OlmesError(f"{path}: not a rotations report ({REPORT_FORMAT}); run olmes rotations")
+    return report

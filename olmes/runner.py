@@ -121,6 +121,8 @@ def write_parquet(output: Path, requests: list[RequestRow], results: list[tuple[
         columns["subject"] = pa.array([r.get("subject") for r in requests], pa.string())
     if any("rotation" in r for r in requests):
         columns["rotation"] = pa.array([r["rotation"] for r in requests], pa.int64())
+    if any("variant" in r for r in requests):
+        columns["variant"] = pa.array([r.get("variant") for r in requests], pa.string())
     columns["sum_logprob"] = pa.array([r[0] for r in results], pa.float64())
     columns["num_tokens"] = pa.array([r[1] for r in results], pa.int64())
     columns["num_chars"] = pa.array([len(r["continuation"]) for r in requests], pa.int64())

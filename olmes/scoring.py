@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
 from olmes.errors import OlmesError
 from olmes.records import SUMMARY_SCHEMA, ScoreSummary, read_run_record
@@ -554,6 +555,9 @@ def summarize(
     methods = method_stats(predictions, task)
     n_instances = int((predictions["method"] == predictions["method"].iloc[0]).sum())
     reasons = partial_reasons(task, n_instances, limit, "cf" in inputs, "mcf" in inputs)
+    variant = prompt_variant(inputs)
+    if variant is not None:
+        reasons.append(f"prompt variant {variant}, not the standard's prompts")
     summary = {
         "schema": SUMMARY_SCHEMA,
         "model": model,
@@ -568,9 +572,11 @@ def summarize(
         "methods": methods,
         "best_of_two": olmes_result(methods, spec.recommended_norm),
         "near_tie_nats": NEAR_TIE_NATS,
-        "inputs": {formulation: _input_record(path) for formulation, path in inputs.items()},
+        "inputs": {formulation: input_record(path) for formulation, path in inputs.items()},
     }
     summary["olmes"] = None if summary["partial"] else summary["best_of_two"]
+    if variant is not None:
+        summary["variant"] = variant
     if "cf" in inputs:
         bpb = bits_per_byte(read_logprobs(inputs["cf"], "cf"))
         if bpb is not None:
@@ -578,5 +584,31 @@ def summarize(
     return summary
 
 
-def _input_record(path: Path) -> dict:
+def prompt_variant(inputs: dict[str, Path]) -> str | None:
+    """The prompt variant (``olmes requests --variant``) the log-prob files were made with, None for
+    the standard; files of different variants are never scored together."""
+    found = {}
+    for path in inputs.values():
+        try:
+            has_variant = "variant" in pq.read_schema(path).names
+            values = (
+                set(pq.read_table(path, columns=["variant"])["variant"].to_pylist())
+                if has_variant
+                else {None}
+            )
+        except (OSError, ValueError) as error:
+            raise OlmesError(f"{path}: cannot read log-prob Parquet ({error}); re-run the engine") from error
+        if len(values) != 1:
+            raise OlmesError(
+                f"{path}: mixes prompt variants {sorted(map(str, values))}; re-run olmes requests"
+            )
+        found[path] = values.pop()
+    if len(set(found.values())) > 1:
+        named = ", ".join(f"{path} ({variant or 'standard'})" for path, variant in found.items())
+        raise OlmesError(f"log-prob files of different prompt variants scored together: {named}")
+    return next(iter(found.values()), None)
+
+
+def input_record(path: Path) -> dict:
+    """Where an input file was, its SHA-256 and its run record (what made it)."""
     return {"path": str(path), "sha256": file_sha256(path), "run": read_run_record(path)}

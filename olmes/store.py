@@ -8,6 +8,8 @@ Layout (format ``olmes.store/1``, docs/file-formats.md)::
     <store>/models/<model>/model.json               provenance: model, revision, hardware, versions, cost
     <store>/models/<model>/logprobs/<task>.<set>.parquet (+ .run.json)
     <store>/models/<model>/scores/<task>.scores.json (+ <task>.predictions.parquet)
+    <store>/models/<model>/robustness/<variant>/    a prompt variant's summaries, predictions, log-probs
+    <store>/models/<model>/robustness/rotations/    <task>.rotations.json + its mcf and mcf_rot log-probs
 
 :func:`publish` moves finished results (a workflow results folder, or another store) into a store.
 It refuses results made with other requests than this olmes version's (the run records' request
@@ -32,14 +34,18 @@ from pathlib import Path
 from olmes import __version__
 from olmes.atomic import atomic_path, make_dir_public, write_json_atomic
 from olmes.errors import OlmesError
+from olmes.prompts import STANDARD_VARIANT
 from olmes.records import RequestRow, read_run_record, read_score_summary
 from olmes.requests import instance_rows, requests_of, task_instances
 from olmes.resources import file_sha256
 from olmes.results import ModelInfo, read_models_file
+from olmes.rotations import ROTATIONS_SUFFIX, read_rotation_report
 from olmes.tasks import REQUEST_SETS, TASKS
 
 STORE_FORMAT = "olmes.store/1"
 MODEL_RECORD = "model.json"
+ROBUSTNESS = "robustness"  # a model's folder of prompt-variant and answer-order results
+ROTATIONS_KIND = "rotations"  # robustness/<kind>/: a prompt variant's name, or this
 EXAMPLE_INSTANCES = 2  # instances whose requests the store keeps per task x set (the site shows the first)
 
 
@@ -94,7 +100,9 @@ def model_infos(root: str | Path) -> list[ModelInfo]:
 
 
 def score_paths(root: str | Path) -> list[Path]:
-    return [Path(root) / "models" / name / "scores" for name in model_names(root)]
+    """What the tables read: each model's score summaries and its robustness results, if any."""
+    models = [Path(root) / "models" / name for name in model_names(root)]
+    return [folder / kind for folder in models for kind in ("scores", ROBUSTNESS) if (folder / kind).is_dir()]
 
 
 def task_paths(root: str | Path) -> list[Path]:
@@ -117,6 +125,23 @@ class Source:
     def tasks(self) -> list[str]:
         found = {p.name.removesuffix(".scores.json") for p in self.scores.glob("*.scores.json")}
         return [task for task in TASKS if task in found]
+
+    def robustness(self, origin: Path) -> list[tuple[str, str, Path, Path]]:
+        """(kind, task, summary or report, its log-prob folder) of each robustness result in
+        ``origin``: a prompt variant's score summaries (kind = the variant) and rotations reports."""
+        if is_store(origin):
+            folders = sorted(p for p in (origin / "models" / self.model / ROBUSTNESS).glob("*") if p.is_dir())
+            places = [(folder.name, folder, folder) for folder in folders]
+        else:
+            variants = sorted(p for p in (origin / "variants").glob("*") if p.is_dir())
+            places = [(v.name, v / "scores" / self.model, v / "logprobs" / self.model) for v in variants]
+            places.append((ROTATIONS_KIND, self.scores, self.logprobs))
+        found = []
+        for kind, folder, logprobs in places:
+            suffix = ROTATIONS_SUFFIX if kind == ROTATIONS_KIND else ".scores.json"
+            for path in sorted(folder.glob(f"*{suffix}")):
+                found.append((kind, path.name.removesuffix(suffix), path, logprobs))
+        return found
 
 
 def sources(origin: str | Path, models: list[str] | None = None) -> list[Source]:
@@ -164,15 +189,20 @@ def _instances(task: str, limit: int | None, source: str):
 
 
 @functools.cache
-def canonical_requests(task: str, request_set: str, limit: int | None, source: str) -> tuple[RequestRow, ...]:
-    rows = requests_of(TASKS[task], request_set, _instances(task, limit, source), source, True)
+def canonical_requests(
+    task: str, request_set: str, limit: int | None, source: str, variant: str = STANDARD_VARIANT
+) -> tuple[RequestRow, ...]:
+    rows = requests_of(TASKS[task], request_set, _instances(task, limit, source), source, True, variant)
     return tuple(rows)
 
 
 @functools.cache
-def canonical_sha256(task: str, request_set: str, limit: int | None, source: str = "bundle") -> str:
-    """SHA-256 of the request file ``olmes requests`` writes for this task, set and limit."""
-    return hashlib.sha256(_serialized(canonical_requests(task, request_set, limit, source))).hexdigest()
+def canonical_sha256(
+    task: str, request_set: str, limit: int | None, source: str = "bundle", variant: str = STANDARD_VARIANT
+) -> str:
+    """SHA-256 of the request file ``olmes requests`` writes for this task, set, limit and variant."""
+    rows = canonical_requests(task, request_set, limit, source, variant)
+    return hashlib.sha256(_serialized(rows)).hexdigest()
 
 
 def task_files(task: str, source: str = "bundle") -> dict[str, bytes]:
@@ -214,16 +244,37 @@ def check_task(source: Source, task: str, data_source: str, allow_partial: bool)
         raise OlmesError(
             f"{where} is partial ({reasons}); publish it with --partial to list it labelled partial"
         )
+    if summary.get("variant") is not None:
+        raise OlmesError(
+            f"{summary_path}: a prompt variant's scores ({summary['variant']}), not the standard's"
+        )
     predictions = summary_path.parent / summary["predictions"]["path"]
     _check_hash(predictions, summary["predictions"]["sha256"], where)
-    files, runs = [summary_path, predictions], []
-    for request_set, entry in summary["inputs"].items():
-        path = source.logprobs / f"{task}.{request_set}.parquet"
+    logprobs, runs = _checked_logprobs(
+        where, task, summary["inputs"], source.logprobs, summary["limit"], data_source
+    )
+    return Checked(task, [summary_path, predictions, *logprobs], runs, summary)
+
+
+def _checked_logprobs(
+    where: str,
+    task: str,
+    inputs: dict,
+    folder: Path,
+    limit: int | None,
+    data_source: str,
+    variant: str = STANDARD_VARIANT,
+) -> tuple[list[Path], list[dict]]:
+    """The log-prob files (and run records) a summary or report recorded, checked: unchanged, made
+    from this version's requests, all by one model."""
+    files, runs = [], []
+    for request_set, entry in inputs.items():
+        path = folder / f"{task}.{request_set}.parquet"
         _check_hash(path, entry["sha256"], where)
         run = read_run_record(path)
         if run is None:
             raise OlmesError(f"{path}: no run record beside it; re-run the log-prob job")
-        canonical = canonical_sha256(task, request_set, summary["limit"], data_source)
+        canonical = canonical_sha256(task, request_set, limit, data_source, variant)
         if run["requests_sha256"] != canonical:
             raise OlmesError(
                 f"{where} {request_set}: made with other requests (SHA-256 {run['requests_sha256'][:12]}, "
@@ -236,7 +287,44 @@ def check_task(source: Source, task: str, data_source: str, allow_partial: bool)
         raise OlmesError(
             f"{where}: its log-prob files come from different models ({', '.join(sorted(fingerprints))})"
         )
-    return Checked(task, files, runs, summary)
+    return files, runs
+
+
+@dataclass
+class CheckedRobustness:
+    """One model x task x kind (a prompt variant, or rotations) that passed the checks."""
+
+    kind: str
+    task: str
+    files: list[Path]  # summary and predictions, or the rotations report; log-prob files, run records
+    runs: list[dict]
+    instances: int
+
+
+def check_robustness(
+    model: str, kind: str, task: str, path: Path, logprobs: Path, data_source: str
+) -> CheckedRobustness:
+    """A prompt variant's summary or a rotations report, checked like a standard result: files
+    intact, requests this version's (the variant's, at the limit it was run with), one model."""
+    where = f"{model} {task} ({kind})"
+    if kind == ROTATIONS_KIND:
+        report = read_rotation_report(path)
+        # rotations run on a task's first N instances: the requests of limit N
+        files, limit, inputs, variant = [path], report["instances"], report["inputs"], STANDARD_VARIANT
+        instances = report["instances"]
+    else:
+        summary = read_score_summary(path)
+        if summary.get("variant") != kind:
+            found = summary.get("variant") or "standard"
+            raise OlmesError(
+                f"{path}: holds scores of prompts {found!r}, not of variant {kind!r}; re-run olmes score"
+            )
+        predictions = path.parent / summary["predictions"]["path"]
+        _check_hash(predictions, summary["predictions"]["sha256"], where)
+        files, limit, inputs, variant = [path, predictions], summary["limit"], summary["inputs"], kind
+        instances = summary["n_instances"]
+    logprob_files, runs = _checked_logprobs(where, task, inputs, logprobs, limit, data_source, variant)
+    return CheckedRobustness(kind, task, files + logprob_files, runs, instances)
 
 
 def _check_hash(path: Path, expected: str, where: str) -> None:
@@ -255,30 +343,48 @@ def publish(
     allow_partial: bool = False,
     replace: bool = False,
     data_source: str = "bundle",
+    robustness_only: bool = False,
 ) -> list[str]:
-    """Move the finished results of ``models`` (default: all) in ``origin`` into ``store``.
+    """Move the finished results of ``models`` (default: all) in ``origin`` into ``store``: the
+    standard's score summaries and log-probs, and the robustness results beside them (prompt
+    variants, answer orders; with ``robustness_only`` just those, for a model already in the store).
 
     Every model x task is checked before anything is written; returns one line per model published.
     """
-    store = Path(store)
+    store, origin = Path(store), Path(origin)
     _ensure_store(store)
     plans = []
     for source in sources(origin, models):
-        chosen = [task for task in source.tasks() if tasks is None or task in tasks]
-        if not chosen:
-            raise OlmesError(f"{origin}: model {source.model} has no score summaries to publish")
+        wanted = lambda task: tasks is None or task in tasks  # noqa: E731
+        chosen = [] if robustness_only else [task for task in source.tasks() if wanted(task)]
+        found = [item for item in source.robustness(origin) if wanted(item[1])]
+        if not chosen and not found:
+            what = "robustness results" if robustness_only else "score summaries"
+            raise OlmesError(f"{origin}: model {source.model} has no {what} to publish")
         checked = [check_task(source, task, data_source, allow_partial) for task in chosen]
-        _check_replacement(store, source.model, checked, replace)
-        plans.append((source, checked))
+        extra = [check_robustness(source.model, *item, data_source) for item in found]
+        _check_replacement(store, source.model, checked, extra, replace, robustness_only)
+        plans.append((source, checked, extra))
     lines = []
-    for source, checked in plans:
+    for source, checked, extra in plans:
         for item in checked:
             _write_task_files(store, item.task, data_source)
-        _write_model(store, source, checked)
+        _write_model(store, source, checked, extra)
         partial = sum(item.summary["partial"] for item in checked)
         label = f" ({partial} partial)" if partial else ""
-        lines.append(f"{source.model}: {len(checked)} task(s){label} -> {store / 'models' / source.model}")
+        more = f", {len(extra)} robustness result(s)" if extra else ""
+        lines.append(
+            f"{source.model}: {len(checked)} task(s){label}{more} -> {store / 'models' / source.model}"
+        )
     return lines
+
+
+def _fingerprint(model: str, items: list) -> str:
+    """The one model fingerprint of everything published for ``model``."""
+    found = {run["model_fingerprint"] for item in items for run in item.runs}
+    if len(found) != 1:
+        raise OlmesError(f"the results of {model} come from different models ({', '.join(sorted(found))})")
+    return found.pop()
 
 
 def _ensure_store(store: Path) -> None:
@@ -289,18 +395,35 @@ def _ensure_store(store: Path) -> None:
     check_store(store)
 
 
-def _check_replacement(store: Path, model: str, checked: list[Checked], replace: bool) -> None:
-    """An existing model x task, or a model made from other weights, is replaced only when asked."""
-    if replace or not (store / "models" / model / MODEL_RECORD).is_file():
+def _check_replacement(
+    store: Path, model: str, checked: list[Checked], extra: list[CheckedRobustness], replace: bool, only: bool
+) -> None:
+    """An existing model x task (or robustness result), or a model made from other weights, is
+    replaced only when asked; robustness results alone join a model of the same weights."""
+    fingerprint = _fingerprint(model, [*checked, *extra])
+    if not (store / "models" / model / MODEL_RECORD).is_file():
+        if only:
+            raise OlmesError(f"{store} has no model {model!r}; publish its standard results first")
         return
     record = read_model_record(store, model)
-    fingerprint = checked[0].runs[0]["model_fingerprint"]
-    if record["fingerprint"] != fingerprint:
+    if record["fingerprint"] != fingerprint and (only or not replace):
         raise OlmesError(
             f"{store} has {model} from other weights or settings (fingerprint {record['fingerprint']}, "
-            f"these results {fingerprint}); pass --replace to replace it"
+            f"these results {fingerprint}); "
+            + (
+                "robustness results join the weights of its standard results"
+                if only
+                else "pass --replace to replace it"
+            )
         )
+    if replace:
+        return
     present = [item.task for item in checked if item.task in record["tasks"]]
+    present += [
+        f"{item.task} ({item.kind})"
+        for item in extra
+        if item.task in record.get(ROBUSTNESS, {}).get(item.kind, {})
+    ]
     if present:
         raise OlmesError(
             f"{store} already has {model} on {', '.join(present)}; pass --replace to replace "
@@ -323,15 +446,17 @@ def _write_task_files(store: Path, task: str, data_source: str) -> None:
             temp.write_bytes(data)
 
 
-def _write_model(store: Path, source: Source, checked: list[Checked]) -> None:
-    """Build the model's new folder (kept tasks + new ones) beside the old one, then swap it in."""
+def _write_model(store: Path, source: Source, checked: list[Checked], extra: list[CheckedRobustness]) -> None:
+    """Build the model's new folder (kept results + new ones) beside the old one, then swap it in."""
     final = store / "models" / source.model
     final.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{source.model}.publishing-"))
     make_dir_public(staging)
     try:
         old = read_model_record(store, source.model) if (final / MODEL_RECORD).is_file() else None
-        same_weights = old is not None and old["fingerprint"] == checked[0].runs[0]["model_fingerprint"]
+        same_weights = old is not None and old["fingerprint"] == _fingerprint(
+            source.model, [*checked, *extra]
+        )
         kept = old["tasks"] if same_weights else {}  # a model made from other weights is replaced whole
         new = {item.task for item in checked}
         for task in [t for t in kept if t not in new]:
@@ -343,11 +468,51 @@ def _write_model(store: Path, source: Source, checked: list[Checked]) -> None:
                 _copy(path, staging / kind / path.name)
         tasks = {task: entry for task, entry in kept.items() if task not in new}
         tasks.update({item.task: _task_entry(item) for item in checked})
-        write_json_atomic(staging / MODEL_RECORD, _model_record(source, checked, tasks))
+        robustness = _write_robustness(final, staging, old.get(ROBUSTNESS, {}) if same_weights else {}, extra)
+        record = _model_record(source, [*checked, *extra], tasks)
+        if robustness:
+            record[ROBUSTNESS] = robustness
+        write_json_atomic(staging / MODEL_RECORD, record)
         _swap(staging, final)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def _write_robustness(final: Path, staging: Path, kept: dict, extra: list[CheckedRobustness]) -> dict:
+    """Copy the kept robustness results and the new ones into ``staging``; return the record's entry."""
+    new = {(item.kind, item.task) for item in extra}
+    for kind, entries in kept.items():
+        for task in [t for t in entries if (kind, t) not in new]:
+            for path in (final / ROBUSTNESS / kind).glob(f"{task}.*"):
+                _copy(path, staging / ROBUSTNESS / kind / path.name)
+    for item in extra:
+        for path in item.files:
+            _copy(path, staging / ROBUSTNESS / item.kind / path.name)
+    entries = {kind: {t: e for t, e in tasks.items() if (kind, t) not in new} for kind, tasks in kept.items()}
+    for item in extra:
+        entries.setdefault(item.kind, {})[item.task] = {
+            "instances": item.instances,
+            **_cost(item.runs),
+            "published": _now(),
+        }
+    return {
+        kind: {task: entries[kind][task] for task in TASKS if task in entries[kind]}
+        for kind in sorted(entries)
+        if entries[kind]
+    }
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _cost(runs: list[dict]) -> dict:
+    return {
+        "hardware": sorted({run.get("hardware", "not recorded") for run in runs}),
+        "wall_time_s": round(sum(run["wall_time_s"] for run in runs), 3),
+        "tokens_forwarded": sum(run["tokens_forwarded"] for run in runs),
+    }
 
 
 def _copy(source: Path, target: Path) -> None:
@@ -375,16 +540,14 @@ def _task_entry(item: Checked) -> dict:
         "requests_sha256": {
             request_set: entry["run"]["requests_sha256"] for request_set, entry in summary["inputs"].items()
         },
-        "hardware": sorted({run.get("hardware", "not recorded") for run in item.runs}),
-        "wall_time_s": round(sum(run["wall_time_s"] for run in item.runs), 3),
-        "tokens_forwarded": sum(run["tokens_forwarded"] for run in item.runs),
-        "published": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **_cost(item.runs),
+        "published": _now(),
     }
 
 
-def _model_record(source: Source, checked: list[Checked], tasks: dict) -> dict:
+def _model_record(source: Source, items: list, tasks: dict) -> dict:
     """Provenance of the model's results: what model, which weights, where, with what, at what cost."""
-    run = checked[0].runs[0]
+    run = items[0].runs[0]
     info = {k: v for k, v in vars(source.info).items() if v is not None}
     ordered = {task: tasks[task] for task in TASKS if task in tasks}
     return {

@@ -44,6 +44,7 @@ from olmes.results import (
     recommended_method,
     task_name,
 )
+from olmes.robustness import rotations_table, table5
 from olmes.scoring import MCF, NEAR_TIE_NATS, NORMALIZATION_FORMULAS, NORMALIZATIONS, cf_method, file_sha256
 from olmes.tasks import TASKS
 
@@ -385,7 +386,7 @@ def all_tables(
     return [
         table3(scores), table4(scores), table6(scores), table7(scores), table8(scores),
         *tables_9_to_12(scores), near_ties_table(scores), bpb_table(scores),
-        bootstrap_table(scores, resamples, seed),
+        bootstrap_table(scores, resamples, seed), table5(scores), rotations_table(scores),
     ]  # fmt: skip
 
 
@@ -433,4 +434,13 @@ def _index(scores: ScoreSet, written: list[Path], resamples: int, seed: int) -> 
             }
             for (model, task), path in sorted(scores.paths.items())
         ],  # fmt: skip
+        "robustness_inputs": robustness_inputs(scores),
     }
+
+
+def robustness_inputs(scores: ScoreSet) -> list[dict]:
+    """The prompt-variant summaries and rotations reports the tables were built from, by SHA-256."""
+    return [
+        {"result": list(key), "path": str(path), "sha256": file_sha256(path)}
+        for key, path in sorted(scores.robustness_paths.items())
+    ]

@@ -54,7 +54,7 @@ def _frames(labels, choices, pick):
 def test_a_model_that_always_answers_a(tmp_path):
     labels, choices = [0, 1, 2, 3, 1, 2], [4, 4, 4, 4, 3, 5]
     mcf, rot = _frames(labels, choices, lambda gold_position, k: 0)
-    report = analyze(write(tmp_path, "mcf.parquet", mcf), write(tmp_path, "rot.parquet", rot))
+    report = analyze("M", write(tmp_path, "mcf.parquet", mcf), write(tmp_path, "rot.parquet", rot))
     assert report["standard_accuracy"] == pytest.approx(1 / 6)  # only instance 0 has its gold at A
     assert report["consistent_accuracy"] == 0.0
     assert report["letters"]["A"]["predicted"] == 1.0
@@ -67,7 +67,7 @@ def test_a_model_that_always_answers_a(tmp_path):
 def test_a_model_that_knows_every_answer(tmp_path):
     labels, choices = [0, 1, 2, 3, 2], [4, 4, 4, 4, 3]
     mcf, rot = _frames(labels, choices, lambda gold_position, k: gold_position)
-    report = analyze(write(tmp_path, "mcf.parquet", mcf), write(tmp_path, "rot.parquet", rot))
+    report = analyze("M", write(tmp_path, "mcf.parquet", mcf), write(tmp_path, "rot.parquet", rot))
     assert report["accuracy_by_rotation"] == [1.0] * 4 and report["spread"] == 0.0
     assert report["consistent_accuracy"] == report["permutation_averaged_accuracy"] == 1.0
 
@@ -76,9 +76,10 @@ def test_a_missing_rotation_is_an_error_and_the_command_writes_the_report(tmp_pa
     mcf, rot = _frames([1, 2], [4, 4], lambda gold_position, k: gold_position)
     mcf_path = write(tmp_path, "mcf.parquet", mcf)
     with pytest.raises(OlmesError, match="instance 1 lacks some rotation of its 4 choices"):
-        analyze(mcf_path, write(tmp_path, "short.parquet", rot[:-4]))
+        analyze("M", mcf_path, write(tmp_path, "short.parquet", rot[:-4]))
     out = tmp_path / "report.json"
-    assert main(["rotations", "--mcf", str(mcf_path), "--rotations", str(write(tmp_path, "r.parquet", rot)),
+    rotations = write(tmp_path, "r.parquet", rot)
+    assert main(["rotations", "--model-name", "M", "--mcf", str(mcf_path), "--rotations", str(rotations),
                  "--output", str(out)]) == 0  # fmt: skip
     assert json.loads(out.read_text())["format"] == "olmes.rotations/1"
     assert "MCF by rotation 100.0 100.0 100.0 100.0 (spread 0.0)" in capsys.readouterr().err

@@ -43,22 +43,32 @@ def make_results(
         rows = [dict(row) for row in store.canonical_requests(TASK, request_set, limit, "bundle")]
         if tamper is not None and request_set == "cf":
             rows = [tamper(row) for row in rows]
-        requests = root / "requests" / f"{TASK}.{request_set}.jsonl"
-        write_records(rows, requests)
-        logprobs = root / "logprobs" / model / f"{TASK}.{request_set}.parquet"
-        logprobs.parent.mkdir(parents=True, exist_ok=True)
-        write_parquet(logprobs, rows, [(float(-rng.uniform(1, 20)), 3, False) for _ in rows])
-        record = _run_record(model, TASK, request_set)
-        record.update(
-            model=f"/models/{model}",
-            model_fingerprint=fingerprint,
-            hardware=hardware("cpu"),
-            requests_file=str(requests),
-            requests_sha256=store.hashlib.sha256(requests.read_bytes()).hexdigest(),
-            num_requests=len(rows),
-        )
-        write_run_record(logprobs, record)
+        logprobs = write_logprobs(root, model, request_set, rows, fingerprint, rng)
         inputs += [f"--{request_set}", str(logprobs)]
+    return _score(root, model, inputs, limit)
+
+
+def write_logprobs(folder: Path, model: str, request_set: str, rows, fingerprint: str, rng) -> Path:
+    """A request file and made-up log-probs of it with their run record, as the workflow writes them."""
+    requests = folder / "requests" / f"{TASK}.{request_set}.jsonl"
+    write_records(rows, requests)
+    logprobs = folder / "logprobs" / model / f"{TASK}.{request_set}.parquet"
+    logprobs.parent.mkdir(parents=True, exist_ok=True)
+    write_parquet(logprobs, rows, [(float(-rng.uniform(1, 20)), 3, False) for _ in rows])
+    record = _run_record(model, TASK, request_set)
+    record.update(
+        model=f"/models/{model}",
+        model_fingerprint=fingerprint,
+        hardware=hardware("cpu"),
+        requests_file=str(requests),
+        requests_sha256=store.hashlib.sha256(requests.read_bytes()).hexdigest(),
+        num_requests=len(rows),
+    )
+    write_run_record(logprobs, record)
+    return logprobs
+
+
+def _score(root: Path, model: str, inputs: list[str], limit: int | None) -> Path:
     scores = root / "scores" / model
     limit_args = ["--limit", str(limit)] if limit else []
     code = main(
@@ -264,3 +274,86 @@ def _snapshot(root: Path, skip: str | None = None) -> dict[str, bytes]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and p.name != skip
     }
+
+
+def make_robustness(
+    root: Path, model: str, *, limit: int = 7, fingerprint: str = "f" * 32, tamper=None
+) -> Path:
+    """A results folder holding ``model``'s robustness results on TASK's first ``limit`` instances:
+    prompt variant var1 (its CF requests changed by ``tamper``) and every answer order."""
+    rng = np.random.default_rng(1)
+    inputs = []
+    for request_set in SETS:
+        rows = [dict(row) for row in store.canonical_requests(TASK, request_set, limit, "bundle", "var1")]
+        if tamper is not None and request_set == "cf":
+            rows = [tamper(row) for row in rows]
+        logprobs = write_logprobs(root / "variants" / "var1", model, request_set, rows, fingerprint, rng)
+        inputs += [f"--{request_set}", str(logprobs)]
+    _score(root / "variants" / "var1", model, inputs, limit)
+    files = {}
+    for request_set in ("mcf", "mcf_rot"):
+        rows = [dict(row) for row in store.canonical_requests(TASK, request_set, limit, "bundle")]
+        files[request_set] = write_logprobs(root, model, request_set, rows, fingerprint, rng)
+    report = root / "scores" / model / f"{TASK}.rotations.json"
+    argv = [
+        "rotations",
+        "--model-name",
+        model,
+        "--mcf",
+        str(files["mcf"]),
+        "--rotations",
+        str(files["mcf_rot"]),
+    ]
+    assert main([*argv, "--output", str(report)]) == 0
+    return root
+
+
+def test_robustness_results_join_their_model_and_survive_its_replacement(tmp_path) -> None:
+    leaderboard = tmp_path / "store"
+    robustness = make_robustness(tmp_path / "robustness", "M1")
+    code, err = publish_cli("--from", str(robustness), "--store", str(leaderboard), "--robustness-only")
+    assert code == 2 and "has no model 'M1'; publish its standard results first" in err
+    assert (
+        publish_cli("--from", str(make_results(tmp_path / "results", "M1")), "--store", str(leaderboard))[0]
+        == 0
+    )
+    code, err = publish_cli("--from", str(robustness), "--store", str(leaderboard), "--robustness-only")
+    assert code == 0 and "0 task(s), 2 robustness result(s)" in err, err
+    folder = leaderboard / "models/M1/robustness"
+    assert sorted(p.name for p in (folder / "var1").iterdir() if p.suffix == ".json") == [
+        f"{TASK}.cf.parquet.run.json", f"{TASK}.mcf.parquet.run.json", f"{TASK}.pmi.parquet.run.json",
+        f"{TASK}.scores.json",
+    ]  # fmt: skip
+    assert (folder / "rotations" / f"{TASK}.rotations.json").is_file()
+    assert (folder / "rotations" / f"{TASK}.mcf_rot.parquet").is_file()
+    record = store.read_model_record(leaderboard, "M1")
+    assert record["robustness"]["var1"][TASK]["instances"] == 7 and record["tasks"][TASK]["instances"] == 500
+    code, err = publish_cli("--from", str(robustness), "--store", str(leaderboard), "--robustness-only")
+    assert code == 2 and f"already has M1 on {TASK} (var1), {TASK} (rotations); pass --replace" in err
+    # replacing the standard result (same weights) keeps the robustness results
+    code, err = publish_cli("--from", str(tmp_path / "results"), "--store", str(leaderboard), "--replace")
+    assert code == 0 and store.read_model_record(leaderboard, "M1")["robustness"] == record["robustness"]
+    assert main(["tables", "--store", str(leaderboard), "--out", str(tmp_path / "tables")]) == 0
+    table5 = json.loads((tmp_path / "tables/table5_variants.json").read_text())
+    assert [row[:3] for row in table5["rows"]] == [["M1", "OpenBookQA", "7"]]
+    rotations = json.loads((tmp_path / "tables/rotations.json").read_text())
+    assert [row[:3] for row in rotations["rows"]] == [["M1", "OpenBookQA", "7"]]
+
+
+def test_robustness_from_other_requests_or_weights_is_refused(tmp_path) -> None:
+    leaderboard = tmp_path / "store"
+    assert (
+        publish_cli("--from", str(make_results(tmp_path / "results", "M1")), "--store", str(leaderboard))[0]
+        == 0
+    )
+
+    def one_more_space(row):
+        return {**row, "context": row["context"].replace("Correct answer:", "Correct answer: ", 1)}
+
+    tampered = make_robustness(tmp_path / "a", "M1", tamper=one_more_space)
+    code, err = publish_cli("--from", str(tampered), "--store", str(leaderboard), "--robustness-only")
+    assert code == 2 and f"M1 {TASK} (var1) cf: made with other requests" in err, err
+    other_weights = make_robustness(tmp_path / "b", "M1", fingerprint="e" * 32)
+    code, err = publish_cli("--from", str(other_weights), "--store", str(leaderboard), "--robustness-only")
+    assert code == 2 and "robustness results join the weights of its standard results" in err
+    assert not (leaderboard / "models/M1/robustness").exists()

@@ -332,7 +332,7 @@ def test_tables_command_errors(tmp_path, capsys):
     twin = tmp_path / "twin.scores.json"
     shutil.copy(files[0], twin)
     assert main(["tables", "--scores", files[0], str(twin), "--out", str(tmp_path / "t")]) == 2
-    assert "both score model 'm' on boolq" in capsys.readouterr().err
+    assert "both hold scores of model 'm' on boolq" in capsys.readouterr().err
     predictions = Path(files[0]).parent / "boolq.predictions.parquet"
     assert main(["tables", "--scores", str(predictions), "--out", str(tmp_path / "t")]) == 2
     assert "is a predictions file" in capsys.readouterr().err

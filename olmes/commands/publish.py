@@ -31,6 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--replace", action="store_true", help="replace a model x task already in the store")
     parser.add_argument(
+        "--robustness-only",
+        action="store_true",
+        help="publish only the robustness results (prompt variants, answer orders) of a model in the store",
+    )
+    parser.add_argument(
         "--source",
         choices=SOURCES,
         default="bundle",
@@ -47,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         allow_partial=args.partial,
         replace=args.replace,
         data_source=args.source,
+        robustness_only=args.robustness_only,
     )
     for line in lines:
         print(line, file=sys.stderr)

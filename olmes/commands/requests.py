@@ -8,7 +8,7 @@ import sys
 from olmes.argtypes import positive_int
 from olmes.data import SOURCES
 from olmes.errors import OlmesError
-from olmes.prompts import WORDINGS
+from olmes.prompts import STANDARD_VARIANT, WORDINGS
 from olmes.records import write_records
 from olmes.requests import instance_rows, requests_of, task_instances
 from olmes.tasks import REQUEST_SETS, ROTATIONS, get_task
@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--variant",
         choices=list(WORDINGS),
-        default="standard",
+        default=STANDARD_VARIANT,
         help="the standard's wording, or var1 of the paper's Table 5 ('Correct answer:' after a blank "
         "line, ' A)' labels)",
     )

@@ -13,6 +13,7 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model-name", required=True, help="the model's name in tables and on the site")
     parser.add_argument(
         "--mcf", type=Path, required=True, help="the task's standard MCF log-prob Parquet (rotation 0)"
     )
@@ -26,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from olmes.atomic import write_json_atomic
     from olmes.rotations import analyze
 
-    report = analyze(args.mcf, args.rotations)
+    report = analyze(args.model_name, args.mcf, args.rotations)
     write_json_atomic(args.output, report)
     by_rotation = " ".join(f"{100 * a:.1f}" for a in report["accuracy_by_rotation"])
     print(

@@ -96,7 +96,12 @@ def build_site(
     make_dir_public(staging)
     try:
         written = _build_into(
-            staging, list(scores_paths), tables_dir, list(request_paths), models_file, title,
+            staging,
+            list(scores_paths),
+            tables_dir,
+            list(request_paths),
+            models_file,
+            title,
             [read_reproduction(path) for path in reproduction],
         )
         _swap(staging, out)
@@ -179,6 +184,7 @@ def _navigation(data: SiteData, has_checkpoints: bool, has_reproduction: bool) -
         nav.append(("mmlu.html", "MMLU"))
     if has_checkpoints:
         nav.append(("checkpoints.html", "Checkpoints"))
+    nav.append(("robustness.html", "Robustness"))
     if has_reproduction:
         nav.append(("reproduction.html", "Reproduction"))
     nav.append(("methods.html", "Methods"))
@@ -213,6 +219,11 @@ def _write_overview_pages(out: _SiteWriter, data: SiteData, has_checkpoints: boo
             "checkpoints.html",
             figure1=charts.figure1_spec(tables.figures["figure1_checkpoints"], task_names),
         )
+    out.page(
+        "robustness.html",
+        "robustness.html",
+        letter_bias=charts.letter_bias_spec(tables.figures["letter_bias"]),
+    )
     out.page("methods.html", "methods.html", bootstrap=tables.index.get("bootstrap", {}))
     if out.common["reproduction"]:
         out.page("reproduction.html", "reproduction.html")

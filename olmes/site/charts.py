@@ -181,5 +181,48 @@ def subjects_spec(rows: list[dict]) -> dict | None:
     return _finish(chart)
 
 
+def letter_bias_spec(rows: list[dict]) -> dict | None:
+    """MCF letter bias: per model (rows) and task (columns), the share of predictions at each letter
+    beside the share of gold answers there, over every answer order (the ``letter_bias`` figure data).
+    An unbiased model's bars match; a model that always says C has one tall bar."""
+    data = [
+        {
+            "model": row["display_name"],
+            "task": row["task_name"],
+            "letter": row["letter"],
+            "series": series,
+            "share": round(100 * row[key], 2),
+        }  # fmt: skip
+        for row in rows
+        for series, key in (("predicted", "predicted"), ("gold", "gold"))
+    ]
+    if not data:
+        return None
+    chart = (
+        alt.Chart(alt.Data(values=data))
+        .mark_bar()
+        .encode(
+            x=alt.X("letter:N", title=None, axis=alt.Axis(labelAngle=0)),
+            xOffset=alt.XOffset("series:N", sort=["predicted", "gold"]),
+            y=alt.Y("share:Q", title="Share (%)", scale=alt.Scale(domain=[0, 100])),
+            color=alt.Color(
+                "series:N",
+                title=None,
+                scale=alt.Scale(domain=["predicted", "gold"], range=[MCF_COLOR, "#9aa1a9"]),
+            ),
+            tooltip=[
+                alt.Tooltip("model:N", title="Model"),
+                alt.Tooltip("task:N", title="Task"),
+                alt.Tooltip("letter:N", title="Letter"),
+                alt.Tooltip("series:N", title="Share of"),
+                alt.Tooltip("share:Q", title="Share (%)", format=".1f"),
+            ],
+        )
+        .properties(width=150, height=110)
+        .facet(row=alt.Row("model:N", title=None), column=alt.Column("task:N", title=None))
+    )
+    return _finish(chart)
+
+
 def _finish(chart) -> dict:
     return chart.configure(**CONFIG).to_dict()

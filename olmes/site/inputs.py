@@ -24,7 +24,7 @@ from olmes.errors import OlmesError
 from olmes.records import InstanceRow, RequestRow, iter_records
 from olmes.results import ModelInfo, ScoreSet, load_scores
 from olmes.scoring import file_sha256
-from olmes.tables import build_tables
+from olmes.tables import build_tables, robustness_inputs
 
 TABLE_KEYS = (
     "table3_normalizations",
@@ -39,8 +39,10 @@ TABLE_KEYS = (
     "near_ties",
     "bpb",
     "paired_bootstrap",
+    "table5_variants",
+    "rotations",
 )
-FIGURE_KEYS = ("figure1_checkpoints", "figure2_cf_vs_mcf")
+FIGURE_KEYS = ("figure1_checkpoints", "figure2_cf_vs_mcf", "letter_bias")
 
 
 # -- scores and tables ------------------------------------------------------------------------------
@@ -129,6 +131,11 @@ def check_tables_match(scores: ScoreSet, tables: TableSet) -> None:
         model, task = extra[0]
         raise OlmesError(
             f"{tables.folder} includes {model} on {task}, which is not among the score summaries given; "
+            "pass the same --scores to `olmes tables` and `olmes site`"
+        )
+    if tables.index.get("robustness_inputs", []) != robustness_inputs(scores):
+        raise OlmesError(
+            f"{tables.folder} was built from other prompt-variant or rotations results than those given; "
             "pass the same --scores to `olmes tables` and `olmes site`"
         )
 

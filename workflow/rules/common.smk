@@ -12,9 +12,10 @@ from olmes.config import validate_config
 from olmes.errors import OlmesError
 from olmes import store as results_store
 from olmes.models import SHORT_NAMES
+from olmes.prompts import STANDARD_VARIANT, WORDINGS
 from olmes.requests import request_sets
 from olmes.scoring import MCF, METHODS, NORMALIZATIONS, cf_method
-from olmes.tasks import REQUEST_SETS, TASKS
+from olmes.tasks import REQUEST_SETS, ROTATIONS, TASKS
 
 
 try:
@@ -31,12 +32,25 @@ PREVIEW_INDEX = f"{RESULTS}/site/index.html"
 SITE_INDEX = f"{config['site']}/index.html"
 TABLES_DONE = f"{RESULTS}/tables/index.json"
 MODELS_FILE = f"{RESULTS}/models.json"
+ROBUSTNESS = config["robustness"]
 
+# A prompt variant's requests, log-probs and scores live under RESULTS/variants/<name>/; the rules
+# that make them are the standard's, with variant_dir "" for the standard.
 wildcard_constraints:
     model="[^/]+",
     task="|".join(TASKS),
-    formulation="|".join(REQUEST_SETS),
+    formulation="|".join((*REQUEST_SETS, ROTATIONS)),
     method="|".join(METHODS),
+    variant_dir="(variants/(" + "|".join(v for v in WORDINGS if v != STANDARD_VARIANT) + ")/)?",
+
+
+def variant_dir(variant):
+    return "" if variant == STANDARD_VARIANT else f"variants/{variant}/"
+
+
+def variant_option(wildcards):
+    """--variant NAME for the requests of a prompt variant (made under variants/NAME/)."""
+    return f"--variant {wildcards.variant_dir.split('/')[1]}" if wildcards.variant_dir else ""
 
 
 def task_request_sets(task):
@@ -52,7 +66,7 @@ def task_methods(task):
 
 def all_request_files():
     return [
-        expand(rules.requests.output[0], task=task, formulation=formulation)[0]
+        expand(rules.requests.output[0], variant_dir="", task=task, formulation=formulation)[0]
         for task in TASK_KEYS
         for formulation in task_request_sets(task)
     ]
@@ -62,7 +76,11 @@ def logprob_files(wildcards):
     """One model x task's log-prob files by request set (the inputs a score summary records)."""
     return {
         formulation: expand(
-            rules.logprobs.output[0], model=wildcards.model, task=wildcards.task, formulation=formulation
+            rules.logprobs.output[0],
+            variant_dir=wildcards.variant_dir,
+            model=wildcards.model,
+            task=wildcards.task,
+            formulation=formulation,
         )[0]
         for formulation in task_request_sets(wildcards.task)
     }
@@ -77,6 +95,7 @@ def method_logprobs(wildcards):
 def method_predictions(wildcards):
     return expand(
         rules.predict.output[0],
+        variant_dir=wildcards.variant_dir,
         model=wildcards.model,
         task=wildcards.task,
         method=task_methods(wildcards.task),
@@ -86,6 +105,22 @@ def method_predictions(wildcards):
 def logprob_options(wildcards, input):
     """The log-prob inputs as command-line options: --cf FILE --pmi FILE --mcf FILE."""
     return " ".join(f"--{name} {path}" for name, path in input.items() if name in REQUEST_SETS)
+
+
+def standard_scores():
+    return expand(rules.score.output.summary, variant_dir="", model=MODELS, task=TASK_KEYS)
+
+
+def robustness_results():
+    """The config's robustness runs: score summaries of each prompt variant on its tasks, and the
+    rotations report (MCF under every answer order) of each rotation task, for every model."""
+    variants = expand(
+        rules.score.output.summary,
+        variant_dir=[variant_dir(v) for v in ROBUSTNESS["variants"]],
+        model=MODELS,
+        task=ROBUSTNESS["variant_tasks"],
+    )
+    return variants + expand(rules.rotations.output[0], model=MODELS, task=ROBUSTNESS["rotation_tasks"])
 
 
 def model_spec(wildcards):

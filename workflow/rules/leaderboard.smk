@@ -5,7 +5,7 @@
 
 rule publish:
     input:
-        scores=expand(rules.score.output.summary, model=MODELS, task=TASK_KEYS),
+        scores=standard_scores(),
         models=rules.models_file.output,
     output:
         f"{RESULTS}/published.txt",

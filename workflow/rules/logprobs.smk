@@ -1,4 +1,5 @@
-# Stage 2: log P(continuation | context) per model, task and request set (cf, pmi, mcf): the GPU jobs.
+# Stage 2: log P(continuation | context) per model, task and request set (cf, pmi, mcf, mcf_rot;
+# and a prompt variant's under variants/<name>/): the GPU jobs.
 # On a cluster the slurm profile groups one model's jobs into one cluster job.
 
 
@@ -6,7 +7,7 @@ rule logprobs:
     input:
         rules.requests.output,
     output:
-        f"{RESULTS}/logprobs/{{model}}/{{task}}.{{formulation}}.parquet",
+        f"{RESULTS}/{{variant_dir}}logprobs/{{model}}/{{task}}.{{formulation}}.parquet",
     params:
         spec=model_spec,
         dtype=model_dtype_option,
@@ -22,9 +23,9 @@ rule logprobs:
     conda:
         "../envs/olmes.yaml"
     log:
-        f"{RESULTS}/logs/logprobs/{{model}}/{{task}}.{{formulation}}.log",
+        f"{RESULTS}/{{variant_dir}}logs/logprobs/{{model}}/{{task}}.{{formulation}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/logprobs/{{model}}/{{task}}.{{formulation}}.tsv"
+        f"{RESULTS}/{{variant_dir}}benchmarks/logprobs/{{model}}/{{task}}.{{formulation}}.tsv"
     shell:
         "olmes logprobs --model {params.spec:q} {params.dtype} --requests {input}"
         " --max-batch-tokens {params.max_batch_tokens} --threads {threads} --output {output} 2> {log}"

@@ -1,22 +1,23 @@
-# Stage 1: the standard's requests of each task and request set (cf, pmi, mcf), and each task's
-# instances (no model).
+# Stage 1: the standard's requests of each task and request set (cf, pmi, mcf; mcf_rot for the
+# rotation tasks), a prompt variant's under variants/<name>/, and each task's instances (no model).
 
 
 rule requests:
     output:
-        f"{RESULTS}/requests/{{task}}.{{formulation}}.jsonl",
+        f"{RESULTS}/{{variant_dir}}requests/{{task}}.{{formulation}}.jsonl",
     params:
         limit=limit_option(),
         source=config["source"],
         pmi="--pmi-everywhere" if config["pmi_everywhere"] else "",
+        variant=variant_option,
         data=dataset_identity(),
     conda:
         "../envs/olmes.yaml"
     log:
-        f"{RESULTS}/logs/requests/{{task}}.{{formulation}}.log",
+        f"{RESULTS}/{{variant_dir}}logs/requests/{{task}}.{{formulation}}.log",
     shell:
         "olmes requests {wildcards.task} --formulation {wildcards.formulation} --source {params.source}"
-        " {params.limit} {params.pmi} --output {output} 2> {log}"
+        " {params.limit} {params.pmi} {params.variant} --output {output} 2> {log}"
 
 
 rule instances:

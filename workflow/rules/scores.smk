@@ -1,19 +1,20 @@
 # Stage 3: per model, task and method (CF under none, token, char, pmi; MCF) the per-instance
 # predictions, light jobs without torch; then per model and task one step gathers them into the
-# predictions and the score summary (every accuracy, the OLMES score and its dagger).
+# predictions and the score summary (every accuracy, the OLMES score and its dagger); the same for
+# a prompt variant under variants/<name>/. Per model and rotation task, MCF under every answer order.
 
 
 rule predict:
     input:
         unpack(method_logprobs),
     output:
-        f"{RESULTS}/predictions/{{model}}/{{task}}.{{method}}.parquet",
+        f"{RESULTS}/{{variant_dir}}predictions/{{model}}/{{task}}.{{method}}.parquet",
     params:
         logprobs=logprob_options,
     conda:
         "../envs/olmes.yaml"
     log:
-        f"{RESULTS}/logs/predictions/{{model}}/{{task}}.{{method}}.log",
+        f"{RESULTS}/{{variant_dir}}logs/predictions/{{model}}/{{task}}.{{method}}.log",
     shell:
         "olmes predict --model-name {wildcards.model} --method {wildcards.method} {params.logprobs}"
         " --output {output} 2> {log}"
@@ -24,8 +25,8 @@ rule score:
         unpack(logprob_files),
         predictions=method_predictions,
     output:
-        predictions=f"{RESULTS}/scores/{{model}}/{{task}}.predictions.parquet",
-        summary=f"{RESULTS}/scores/{{model}}/{{task}}.scores.json",
+        predictions=f"{RESULTS}/{{variant_dir}}scores/{{model}}/{{task}}.predictions.parquet",
+        summary=f"{RESULTS}/{{variant_dir}}scores/{{model}}/{{task}}.scores.json",
     params:
         logprobs=logprob_options,
         limit=limit_option(),
@@ -33,8 +34,23 @@ rule score:
     conda:
         "../envs/olmes.yaml"
     log:
-        f"{RESULTS}/logs/scores/{{model}}/{{task}}.log",
+        f"{RESULTS}/{{variant_dir}}logs/scores/{{model}}/{{task}}.log",
     shell:
         "olmes score --model-name {wildcards.model} --task {wildcards.task} {params.logprobs}"
         " --from-predictions {input.predictions} {params.limit} {params.pmi}"
         " --predictions {output.predictions} --summary {output.summary} 2> {log}"
+
+
+rule rotations:
+    input:
+        mcf=expand(rules.logprobs.output[0], variant_dir="", formulation="mcf", allow_missing=True),
+        rotations=expand(rules.logprobs.output[0], variant_dir="", formulation=ROTATIONS, allow_missing=True),
+    output:
+        f"{RESULTS}/scores/{{model}}/{{task}}.rotations.json",
+    conda:
+        "../envs/olmes.yaml"
+    log:
+        f"{RESULTS}/logs/scores/{{model}}/{{task}}.rotations.log",
+    shell:
+        "olmes rotations --model-name {wildcards.model} --mcf {input.mcf} --rotations {input.rotations}"
+        " --output {output} 2> {log}"

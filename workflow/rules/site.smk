@@ -6,7 +6,8 @@ rule site:
     input:
         tables=rules.tables.output,
         models=rules.models_file.output,
-        scores=expand(rules.score.output.summary, model=MODELS, task=TASK_KEYS),
+        scores=standard_scores(),
+        robustness=robustness_results(),
         requests=all_request_files(),
         instances=expand(rules.instances.output, task=TASK_KEYS),
     output:
@@ -20,5 +21,5 @@ rule site:
     log:
         f"{RESULTS}/logs/site.log",
     shell:
-        "olmes site --scores {input.scores} --tables {params.tables} --requests {params.requests}"
+        "olmes site --scores {input.scores} {input.robustness} --tables {params.tables} --requests {params.requests}"
         " --models {input.models} --out {params.site} 2> {log}"

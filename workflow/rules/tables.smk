@@ -16,7 +16,8 @@ rule models_file:
 
 rule tables:
     input:
-        scores=expand(rules.score.output.summary, model=MODELS, task=TASK_KEYS),
+        scores=standard_scores(),
+        robustness=robustness_results(),
         models=rules.models_file.output,
     output:
         TABLES_DONE,
@@ -27,4 +28,4 @@ rule tables:
     log:
         f"{RESULTS}/logs/tables.log",
     shell:
-        "olmes tables --scores {input.scores} --models {input.models} --out {params.out} 2> {log}"
+        "olmes tables --scores {input.scores} {input.robustness} --models {input.models} --out {params.out} 2> {log}"
