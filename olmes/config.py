@@ -13,7 +13,7 @@ import jsonschema
 import yaml
 
 from olmes.errors import OlmesError
-from olmes.prompts import STANDARD_VARIANT, WORDINGS
+from olmes.prompts import STANDARD_VARIANT, VARIANTS
 from olmes.tasks import TASKS
 
 
@@ -29,7 +29,7 @@ def validate_config(config: dict[str, Any], schema_path: Path) -> None:
     schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
     schema["properties"]["tasks"]["items"]["enum"] = list(TASKS)  # the registry is the one task list
     robustness = schema["properties"]["robustness"]["properties"]
-    robustness["variants"]["items"]["enum"] = [v for v in WORDINGS if v != STANDARD_VARIANT]
+    robustness["variants"]["items"]["enum"] = [v for v in VARIANTS if v != STANDARD_VARIANT]
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: (list(e.absolute_path), e.message))
     if errors:
@@ -37,12 +37,28 @@ def validate_config(config: dict[str, Any], schema_path: Path) -> None:
         raise OlmesError(f"config key '{_key_path(error)}': {error.message}")
     for name, model in config["models"].items():
         _check_model_spec(name, model["spec"])
+    _check_robustness(config)
+
+
+def _check_robustness(config: dict[str, Any]) -> None:
+    """Robustness tasks must be evaluated (their standard scores are the baseline), and var2/var3
+    need other shots for each variant task."""
+    from olmes.tasks.base import other_fewshot
+
+    robustness = config["robustness"]
     for key in ("variant_tasks", "rotation_tasks"):
-        outside = [task for task in config["robustness"][key] if task not in config["tasks"]]
+        outside = [task for task in robustness[key] if task not in config["tasks"]]
         if outside:
             raise OlmesError(
                 f"config key 'robustness.{key}': {outside[0]!r} is not in 'tasks'; its standard scores are "
                 "the baseline, so add it there or remove it here"
+            )
+    if any(VARIANTS[variant].other_shots for variant in robustness["variants"]):
+        lacking = [task for task in robustness["variant_tasks"] if task not in other_fewshot()]
+        if lacking:
+            raise OlmesError(
+                f"config key 'robustness.variant_tasks': var2 and var3 have no other shots for {lacking[0]} "
+                "(docs/standard.md section 6); remove it there or keep only var1 in 'robustness.variants'"
             )
 
 

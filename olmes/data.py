@@ -45,8 +45,13 @@ def sample_instances(instances: list[Instance]) -> list[Instance]:
     return random.Random(SAMPLE_SEED).sample(instances, SAMPLE_SIZE)
 
 
-def fewshot_instances(task: Task, source: str, subject: str | None) -> list[Instance]:
-    """The shots of a task (of one subject for MMLU): curated, or the first rows of its dev split."""
+def fewshot_instances(
+    task: Task, source: str, subject: str | None, other_shots: bool = False
+) -> list[Instance]:
+    """The shots of a task (of one subject for MMLU): curated, or the first rows of its dev split;
+    with ``other_shots`` those of prompt variants var2/var3 (3 of the curated 5 replaced)."""
+    if other_shots:
+        return task.other_shots()
     if task.fewshot_split is None:
         return task.curated_shots()
     rows = raw_rows(task, source, task.fewshot_split, subject)[: task.num_shots]

@@ -4,8 +4,9 @@ Task templates (``olmes/tasks/*``) build queries; this module owns how they are 
 shots end in a blank line, MCF choice lines are ``"\\n " + letter + ". " + text``, letters are
 A, B, C, ... by position, and a continuation always starts with one space.
 
-The shared wording (the answer line, the label after a letter) is a :class:`Wording`: the
-standard's, or ``var1`` of the paper's Table 5 (docs/standard.md section 6).
+The shared wording (the answer line, the label after a letter) is a :class:`Wording`; a prompt
+variant of the paper's Table 5 is a :class:`Variant`: a wording and a choice of shots
+(docs/standard.md section 6).
 """
 
 from __future__ import annotations
@@ -31,10 +32,24 @@ class Wording:
 
 
 STANDARD = Wording()
+VAR1_WORDING = Wording(answer_line="Correct answer:", label_end=")", blank_before_answer=True)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A prompt variant: its wording, and whether 3 of the 5 curated shots are replaced by other
+    examples of the few-shot source split (``olmes/tasks/fewshot_var2.json``)."""
+
+    wording: Wording = STANDARD
+    other_shots: bool = False
+
+
 STANDARD_VARIANT = "standard"
-WORDINGS = {
-    STANDARD_VARIANT: STANDARD,
-    "var1": Wording(answer_line="Correct answer:", label_end=")", blank_before_answer=True),
+VARIANTS = {
+    STANDARD_VARIANT: Variant(),
+    "var1": Variant(wording=VAR1_WORDING),
+    "var2": Variant(other_shots=True),
+    "var3": Variant(wording=VAR1_WORDING, other_shots=True),
 }
 ANSWER_SUFFIX = STANDARD.answer_suffix  # "\nAnswer:", how the reference dumps' queries end
 

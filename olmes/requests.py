@@ -65,11 +65,11 @@ def requests_of(
     variant: str = prompts.STANDARD_VARIANT,
 ) -> list[RequestRow]:
     """The request rows of ``instances`` (from :func:`task_instances`) in one request set, worded as
-    the standard or as a variant (``prompts.WORDINGS``: ``var1`` of the paper's Table 5). A variant's
-    rows carry a ``variant`` field, so its log-probs and scores can never pass for the standard's."""
-    if variant not in prompts.WORDINGS:
-        raise OlmesError(f"unknown variant {variant!r}; choose one of: {', '.join(prompts.WORDINGS)}")
-    rows = _request_rows(task, formulation, instances, source, pmi_everywhere, prompts.WORDINGS[variant])
+    the standard or as a variant of the paper's Table 5 (``prompts.VARIANTS``). A variant's rows
+    carry a ``variant`` field, so its log-probs and scores can never pass for the standard's."""
+    if variant not in prompts.VARIANTS:
+        raise OlmesError(f"unknown variant {variant!r}; choose one of: {', '.join(prompts.VARIANTS)}")
+    rows = _request_rows(task, formulation, instances, source, pmi_everywhere, prompts.VARIANTS[variant])
     if variant != prompts.STANDARD_VARIANT:
         for row in rows:
             row["variant"] = variant
@@ -82,10 +82,11 @@ def _request_rows(
     instances: list[Instance],
     source: str,
     pmi_everywhere: bool,
-    wording: prompts.Wording,
+    variant: prompts.Variant,
 ) -> list[RequestRow]:
+    wording = variant.wording
     if formulation == ROTATIONS:
-        return _rotation_rows(task, instances, _ShotCache(task, source, wording), wording)
+        return _rotation_rows(task, instances, _ShotCache(task, source, variant), wording)
     if formulation not in REQUEST_SETS:
         raise OlmesError(f"unknown formulation {formulation!r}; choose one of: {', '.join(REQUEST_SETS)}")
     if formulation not in request_sets(task, pmi_everywhere):
@@ -98,7 +99,7 @@ def _request_rows(
             for index, instance in enumerate(instances)
             for row in _unconditional_rows(task, index, instance, wording)
         ]
-    shots = _ShotCache(task, source, wording)
+    shots = _ShotCache(task, source, variant)
     render = _cf_rows if formulation == "cf" else _mcf_rows
     rows: list[RequestRow] = []
     for index, instance in enumerate(instances):
@@ -109,16 +110,16 @@ def _request_rows(
 class _ShotCache:
     """Rendered shots per subject (a task without subjects has one set): built once, reused."""
 
-    def __init__(self, task: Task, source: str, wording: prompts.Wording) -> None:
-        self.task, self.source, self.wording = task, source, wording
+    def __init__(self, task: Task, source: str, variant: prompts.Variant) -> None:
+        self.task, self.source, self.variant = task, source, variant
         self._rendered: dict[tuple[str | None, str], list[str]] = {}
 
     def rendered(self, instance: Instance, formulation: str) -> list[str]:
         key = (instance.subject, formulation)
         if key not in self._rendered:
-            examples = fewshot_instances(self.task, self.source, instance.subject)
+            examples = fewshot_instances(self.task, self.source, instance.subject, self.variant.other_shots)
             render = self.task.cf_shot if formulation == "cf" else self.task.mcf_shot
-            self._rendered[key] = [render(example, self.wording) for example in examples]
+            self._rendered[key] = [render(example, self.variant.wording) for example in examples]
         return self._rendered[key]
 
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 import pandas as pd
 
 from olmes.errors import OlmesError
-from olmes.prompts import STANDARD_VARIANT, WORDINGS
+from olmes.prompts import STANDARD_VARIANT, VARIANTS
 from olmes.render import DAGGER, MISSING, PARTIAL_MARK, Cell, Table, percent_cell, text_cell
 from olmes.results import ScoreSet, task_name
 from olmes.scoring import method_stats, olmes_result
 from olmes.tasks import TASKS
 
-VARIANT_ORDER = [name for name in WORDINGS if name != STANDARD_VARIANT]
+VARIANT_ORDER = [name for name in VARIANTS if name != STANDARD_VARIANT]
 
 
 def best_of_two_on(predictions: pd.DataFrame, task: str, native_ids: list[str]) -> dict:

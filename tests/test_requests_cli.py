@@ -48,8 +48,8 @@ def test_cli_writes_documented_fields(tmp_path) -> None:
     assert main(["requests", "csqa", "--formulation", "pmi", "--limit", "3", "--output", str(pmi)]) == 0
     rows, baseline = read_records(out, RequestRow), read_records(pmi, RequestRow)
     assert len(rows) == len(baseline) == 3 * 5  # 3 instances x 5 choices
-    only_some = {"subject", "rotation"}  # MMLU's subject, mcf_rot's answer order
-    fields = tuple(field for field in RequestRow.__annotations__ if field not in only_some)  # in file order
+    optional = RequestRow.__optional_keys__  # e.g. MMLU's subject, mcf_rot's rotation, a variant's name
+    fields = tuple(field for field in RequestRow.__annotations__ if field not in optional)  # in file order
     assert all(tuple(row) == fields for row in rows + baseline)
     assert {row["unconditional"] for row in rows} == {False} and {row["formulation"] for row in rows} == {
         "cf"

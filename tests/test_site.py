@@ -81,7 +81,7 @@ def _instances(task) -> list[Instance]:
     return instances
 
 
-def _shots(task, source, subject):
+def _shots(task, source, subject, other_shots=False):
     if task.key == "mmlu":
         return [
             Instance(

@@ -23,6 +23,9 @@ SETS = {task: request_sets(get_task(task)) for task in TASKS}  # arc_challenge s
 LOGPROB_JOBS = sum(len(sets) for sets in SETS.values())  # per model
 METHODS = {task: ["cf_none", "cf_token", "cf_char", *(["cf_pmi"] if "pmi" in SETS[task] else []), "mcf"]
            for task in TASKS}  # fmt: skip
+# var2 (other shots) on ARC-Challenge and every answer order of WinoGrande (two choices: one more order)
+ROBUSTNESS = {"variants": ["var2"], "variant_tasks": ["arc_challenge"], "rotation_tasks": ["winogrande"]}
+ROBUSTNESS_LOGPROB_JOBS = len(SETS["arc_challenge"]) + 1  # per model: var2's request sets, mcf_rot
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +56,7 @@ def _write_config(workdir: Path, model_paths: dict[str, Path], **overrides) -> N
         "store": "leaderboard",
         "publish": {"partial": False, "replace": False},
         "reproduce": 5,  # more than the published partial run holds (LIMIT): its own first 3 are compared
+        "robustness": ROBUSTNESS,
     }
     config.update(overrides)
     (workdir / "config").mkdir(parents=True, exist_ok=True)
@@ -96,6 +100,17 @@ def test_outputs_exist(finished_run: Path) -> None:
     assert (results / "tables" / "index.json").is_file()
     assert list((results / "tables").glob("*.tex"))
     assert (results / "site" / "index.html").is_file()
+    var2 = json.loads((results / "variants/var2/scores/Tiny/arc_challenge.scores.json").read_text())
+    assert var2["variant"] == "var2" and var2["n_instances"] == LIMIT
+    assert (results / "variants/var2/requests/arc_challenge.cf.jsonl").read_text().count(
+        '"variant": "var2"'
+    ) > 0
+    assert json.loads((results / "scores/Tiny/winogrande.rotations.json").read_text())["rotations"] == 2
+    table5 = json.loads((results / "tables" / "table5_variants.json").read_text())
+    assert table5["header"][3:5] == ["orig", "var2"] and [row[:3] for row in table5["rows"]] == [
+        ["Tiny", "ARC-Challenge", str(LIMIT)]
+    ]  # fmt: skip
+    assert 'id="rotations"' in (results / "site" / "robustness.html").read_text()
 
 
 def test_outputs_agree_with_commands_run_by_hand(finished_run: Path, tiny_models, tmp_path) -> None:
@@ -136,9 +151,11 @@ def test_adding_a_model_runs_only_that_models_jobs(finished_run: Path, tiny_mode
     _write_config(workdir, tiny_models)
     done = _snakemake(workdir, "evaluate", "--cores", "2", "-n", "--quiet", "rules")
     counts = _job_counts(done.stdout + done.stderr)
-    assert counts.get("logprobs") == LOGPROB_JOBS
-    assert counts.get("predict") == sum(len(methods) for methods in METHODS.values())
-    assert counts.get("score") == len(TASKS)
+    assert counts.get("logprobs") == LOGPROB_JOBS + ROBUSTNESS_LOGPROB_JOBS
+    assert counts.get("predict") == sum(len(methods) for methods in METHODS.values()) + len(
+        METHODS["arc_challenge"]
+    )
+    assert counts.get("score") == len(TASKS) + 1 and counts.get("rotations") == 1
     assert "requests" not in counts and "instances" not in counts
 
 
@@ -155,7 +172,8 @@ def test_publish_then_the_leaderboard_with_its_reproduction(
     _write_config(workdir, {"Tiny": tiny_models["Tiny"]}, publish={"partial": True, "replace": False})
     done = _snakemake(workdir, "--cores", "2", "publish")
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "Tiny: 2 task(s) (2 partial)" in (workdir / "results" / "published.txt").read_text()
+    published = (workdir / "results" / "published.txt").read_text()
+    assert "Tiny: 2 task(s) (2 partial), 2 robustness result(s)" in published
     done = _snakemake(workdir, "--cores", "2")
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((workdir / "results" / "reproduction" / "Tiny.json").read_text())
@@ -167,6 +185,7 @@ def test_publish_then_the_leaderboard_with_its_reproduction(
     assert "decisions identical" in (site / "index.html").read_text()
     assert (site / "reproduction.html").is_file()
     assert [page.name for page in (site / "models").glob("*.html")] == ["Tiny.html"]
+    assert "ARC-Challenge" in (site / "robustness.html").read_text()  # the store's robustness results
 
 
 def _job_counts(text: str) -> dict[str, int]:
@@ -187,6 +206,8 @@ def _job_counts(text: str) -> dict[str, int]:
         ({"limit": -5}, "limit"),
         ({"models": {"M": {"spec": "no-such-short-name"}}}, "models.M.spec"),
         ({"source": "internet"}, "source"),
+        ({"robustness": {**ROBUSTNESS, "variants": ["var7"]}}, "robustness.variants[0]"),
+        ({"robustness": {**ROBUSTNESS, "rotation_tasks": ["piqa"]}}, "robustness.rotation_tasks"),
     ],
 )
 def test_bad_config_stops_before_any_job(tmp_path, tiny_models, overrides: dict, key: str) -> None:
@@ -203,8 +224,8 @@ def test_slurm_profile_dry_run_lists_gpu_jobs_grouped_per_model(tmp_path, tiny_m
     done = _snakemake(tmp_path, "evaluate", "-n", profile="slurm")
     assert done.returncode == 0, done.stderr[-2000:]
     output = done.stdout + done.stderr
-    assert _job_counts(output)["logprobs"] == 2 * LOGPROB_JOBS
-    assert output.count("gpu=1") == 2 * LOGPROB_JOBS
+    assert _job_counts(output)["logprobs"] == 2 * (LOGPROB_JOBS + ROBUSTNESS_LOGPROB_JOBS)
+    assert output.count("gpu=1") == 2 * (LOGPROB_JOBS + ROBUSTNESS_LOGPROB_JOBS)
     assert "Group job logprobs_Tiny " in output and "Group job logprobs_Tiny2 " in output
 
 

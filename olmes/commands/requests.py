@@ -8,7 +8,7 @@ import sys
 from olmes.argtypes import positive_int
 from olmes.data import SOURCES
 from olmes.errors import OlmesError
-from olmes.prompts import STANDARD_VARIANT, WORDINGS
+from olmes.prompts import STANDARD_VARIANT, VARIANTS
 from olmes.records import write_records
 from olmes.requests import instance_rows, requests_of, task_instances
 from olmes.tasks import REQUEST_SETS, ROTATIONS, get_task
@@ -33,10 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--variant",
-        choices=list(WORDINGS),
+        choices=list(VARIANTS),
         default=STANDARD_VARIANT,
-        help="the standard's wording, or var1 of the paper's Table 5 ('Correct answer:' after a blank "
-        "line, ' A)' labels)",
+        help="the standard's prompts, or a variant of the paper's Table 5: var1 ('Correct answer:' after "
+        "a blank line, ' A)' labels), var2 (3 of the 5 shots replaced by other train examples), var3 (both)",
     )
     parser.add_argument("--output", help="request file (JSONL) to write; needs --formulation")
     parser.add_argument("--instances", help="instance file (JSONL: question, choices, gold) to write")

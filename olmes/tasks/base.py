@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 from olmes import prompts
+from olmes.errors import OlmesError
 from olmes.prompts import STANDARD, Wording
 
 SAMPLE_THRESHOLD = 1500
@@ -139,6 +140,11 @@ class Task:
         """The task's first 5 curated examples (tasks with a ``fewshot_split`` take theirs from data)."""
         return list(_curated_shots(self))
 
+    def other_shots(self) -> list[Instance]:
+        """The shots of prompt variants var2 and var3: the curated 5 with 3 replaced by other train
+        examples (``fewshot_var2.json``, chosen by ``scripts/choose_other_shots.py``)."""
+        return list(_other_shots(self))
+
     def instruction(self, instance: Instance) -> str:
         """Text before the shots (only MMLU has one)."""
         return ""
@@ -175,3 +181,19 @@ class Task:
 def _curated_shots(task: Task) -> tuple[Instance, ...]:
     examples = curated_fewshot()[task.key][: task.num_shots]
     return tuple(task.standardize(row, index) for index, row in enumerate(examples))
+
+
+@cache
+def other_fewshot() -> dict:
+    """The shots of prompt variants var2 and var3 per task, and why the others have none."""
+    text = resources.files("olmes.tasks").joinpath("fewshot_var2.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+@cache
+def _other_shots(task: Task) -> tuple[Instance, ...]:
+    shots = other_fewshot()
+    if task.key not in shots:
+        why = shots["_excluded"].get(task.key, "none were chosen")
+        raise OlmesError(f"prompt variants var2 and var3 have no other shots for {task.key}: {why}")
+    return tuple(task.standardize(row, index) for index, row in enumerate(shots[task.key]))

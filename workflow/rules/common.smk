@@ -12,7 +12,7 @@ from olmes.config import validate_config
 from olmes.errors import OlmesError
 from olmes import store as results_store
 from olmes.models import SHORT_NAMES
-from olmes.prompts import STANDARD_VARIANT, WORDINGS
+from olmes.prompts import STANDARD_VARIANT, VARIANTS
 from olmes.requests import request_sets
 from olmes.scoring import MCF, METHODS, NORMALIZATIONS, cf_method
 from olmes.tasks import REQUEST_SETS, ROTATIONS, TASKS
@@ -41,7 +41,7 @@ wildcard_constraints:
     task="|".join(TASKS),
     formulation="|".join((*REQUEST_SETS, ROTATIONS)),
     method="|".join(METHODS),
-    variant_dir="(variants/(" + "|".join(v for v in WORDINGS if v != STANDARD_VARIANT) + ")/)?",
+    variant_dir="(variants/(" + "|".join(v for v in VARIANTS if v != STANDARD_VARIANT) + ")/)?",
 
 
 def variant_dir(variant):
