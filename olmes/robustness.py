@@ -153,7 +153,7 @@ def rotations_table(scores: ScoreSet) -> Table:
         "their mean and spread (max - min), consistent accuracy (right under every order) and the "
         "permutation-averaged accuracy (each choice's letter log-prob averaged over the orders, then the "
         f"argmax). {PARTIAL_MARK} marks fewer instances than the standard. "
-        f"{'' if rows else 'No rotations were run (config: robustness.rotations).'}"
+        f"{'' if rows else 'No rotations were run (config: robustness.rotation_tasks).'}"
     )
     return Table("rotations", "Every answer order (MCF)", caption.strip(), header, [(None, rows)], records)
 

@@ -239,14 +239,14 @@ def check_task(source: Source, task: str, data_source: str, allow_partial: bool)
     where = f"{source.model} {task}"
     summary_path = source.scores / f"{task}.scores.json"
     summary = read_score_summary(summary_path)
+    if summary.get("variant") is not None:
+        raise OlmesError(
+            f"{summary_path}: a prompt variant's scores ({summary['variant']}), not the standard's"
+        )
     if summary["partial"] and not allow_partial:
         reasons = "; ".join(summary["partial_reasons"]) or "partial"
         raise OlmesError(
             f"{where} is partial ({reasons}); publish it with --partial to list it labelled partial"
-        )
-    if summary.get("variant") is not None:
-        raise OlmesError(
-            f"{summary_path}: a prompt variant's scores ({summary['variant']}), not the standard's"
         )
     predictions = summary_path.parent / summary["predictions"]["path"]
     _check_hash(predictions, summary["predictions"]["sha256"], where)

@@ -357,3 +357,10 @@ def test_robustness_from_other_requests_or_weights_is_refused(tmp_path) -> None:
     code, err = publish_cli("--from", str(other_weights), "--store", str(leaderboard), "--robustness-only")
     assert code == 2 and "robustness results join the weights of its standard results" in err
     assert not (leaderboard / "models/M1/robustness").exists()
+    misplaced = make_robustness(tmp_path / "c", "M1")  # a variant's summary where the standard's go
+    for name in (f"{TASK}.scores.json", f"{TASK}.predictions.parquet"):
+        (misplaced / "scores/M1" / name).write_bytes(
+            (misplaced / "variants/var1/scores/M1" / name).read_bytes()
+        )
+    code, err = publish_cli("--from", str(misplaced), "--store", str(leaderboard), "--partial")
+    assert code == 2 and "a prompt variant's scores (var1), not the standard's" in err

@@ -6,6 +6,7 @@
 rule publish:
     input:
         scores=standard_scores(),
+        robustness=robustness_results(),
         models=rules.models_file.output,
     output:
         f"{RESULTS}/published.txt",
