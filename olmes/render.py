@@ -50,7 +50,8 @@ class Table:
     """A table as displayed (``header`` + row ``groups`` of cells) plus structured ``records`` for JSON.
 
     ``groups`` is a list of (label or None, rows); a labelled group is introduced by a rule and its
-    label in LaTeX (CSV simply continues). ``align`` is the LaTeX column spec.
+    label in LaTeX (CSV simply continues). ``align`` is the LaTeX column spec; ``text_columns`` the
+    number of leading columns of text (names), the rest being numbers (alignment, sorting).
     """
 
     key: str
@@ -61,6 +62,7 @@ class Table:
     records: list[dict]
     align: str = ""
     latex_header: list[str] | None = None
+    text_columns: int = 1
 
     @property
     def rows(self) -> Rows:
@@ -93,6 +95,7 @@ def table_json(table: Table) -> dict:
         "groups": [{"label": label, "rows": display_rows(rows)} for label, rows in table.groups],
         "records": table.records,
         "values": value_rows(table.rows),
+        "text_columns": table.text_columns,
     }
 
 
@@ -111,7 +114,7 @@ def latex_escape(text: str) -> str:
 
 def table_latex(table: Table) -> str:
     width = len(table.header)
-    align = table.align or "l" + "r" * (width - 1)
+    align = table.align or "l" * table.text_columns + "r" * (width - table.text_columns)
     lines = [
         f"% {table.title}. Written by olmes {__version__} (olmes tables); edit the inputs, not this file.",
         r"\begin{table}[ht]",

@@ -115,9 +115,8 @@ def table5(scores: ScoreSet) -> Table:
         f"{PARTIAL_MARK} marks a comparison on fewer instances than the standard. "
         f"{'' if rows else 'No prompt variants were run (config: robustness.variants).'}"
     )
-    return Table(
-        "table5_variants", "Prompt variants (paper Table 5)", caption.strip(), header, [(None, rows)], records
-    )
+    title = "Prompt variants (paper Table 5)"
+    return Table("table5_variants", title, caption.strip(), header, [(None, rows)], records, text_columns=2)
 
 
 def rotations_table(scores: ScoreSet) -> Table:
@@ -155,7 +154,15 @@ def rotations_table(scores: ScoreSet) -> Table:
         f"argmax). {PARTIAL_MARK} marks fewer instances than the standard. "
         f"{'' if rows else 'No rotations were run (config: robustness.rotation_tasks).'}"
     )
-    return Table("rotations", "Every answer order (MCF)", caption.strip(), header, [(None, rows)], records)
+    return Table(
+        "rotations",
+        "Every answer order (MCF)",
+        caption.strip(),
+        header,
+        [(None, rows)],
+        records,
+        text_columns=2,
+    )
 
 
 def letter_bias_data(scores: ScoreSet) -> list[dict]:
