@@ -292,8 +292,10 @@ def scenario(cluster, tmp_path_factory) -> Scenario:
               for seed, name in enumerate(MODELS)}  # fmt: skip
     profile = write_ci_profile(root / "profile")
     slurm_dir, local_dir = root / "on-slurm", root / "local"
+    # the standard's jobs only: the robustness jobs' DAG is tested in test_workflow (and its slurm dry run)
+    no_robustness = {"variants": [], "variant_tasks": [], "rotation_tasks": []}
     for workdir in (slurm_dir, local_dir):
-        _write_config(workdir, models)
+        _write_config(workdir, models, robustness=no_robustness)
     slurm_cache, local_cache = root / "cache-slurm", root / "cache-local"
     slurm_env, local_env = _environment_with_cache(slurm_cache), _environment_with_cache(local_cache)
     sacct_since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 5))
