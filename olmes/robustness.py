@@ -57,10 +57,10 @@ def _variant_cells(scores: ScoreSet, model: str, task: str) -> tuple[list[str], 
     standard = scores.get(model, task)
     if standard is None:
         raise OlmesError(f"{model} on {task} has prompt variants but no standard score summary; give it too")
-    ids = _instance_ids(scores.variant_predictions(model, task, found[0]))
+    predictions_of = {variant: scores.variant_predictions(model, task, variant) for variant in found}
+    ids = _instance_ids(predictions_of[found[0]])
     results = {}
-    for variant in found:
-        predictions = scores.variant_predictions(model, task, variant)
+    for variant, predictions in predictions_of.items():
         if _instance_ids(predictions) != ids:
             raise OlmesError(
                 f"{model} on {task}: variants {found[0]} and {variant} scored different instances; "
