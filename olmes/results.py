@@ -19,7 +19,7 @@ import yaml
 from olmes.errors import OlmesError
 from olmes.prompts import STANDARD_VARIANT
 from olmes.records import read_score_summary
-from olmes.rotations import ROTATIONS_SUFFIX, read_rotation_report
+from olmes.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, read_rotation_report
 from olmes.scoring import cf_method, file_sha256
 from olmes.tasks import TASKS
 
@@ -165,21 +165,21 @@ def load_scores(
     summaries, where, variants, rotations, robustness = {}, {}, {}, {}, {}
     for path in expand_score_paths(paths):
         if path.name.endswith(ROTATIONS_SUFFIX):
-            report, kind = read_rotation_report(path), "rotations"
+            report, kind = read_rotation_report(path), ROTATIONS_KIND
         else:
             report = read_score_summary(path)
             kind = report.get("variant", STANDARD_VARIANT)
         key = (report["model"], report["task"])
         full_key, paths_of = (key, where) if kind == STANDARD_VARIANT else ((*key, kind), robustness)
         if full_key in paths_of:
-            what = {STANDARD_VARIANT: "scores", "rotations": "rotations"}.get(kind, f"{kind} scores")
+            what = {STANDARD_VARIANT: "scores", ROTATIONS_KIND: "rotations"}.get(kind, f"{kind} scores")
             raise OlmesError(
                 f"{path} and {paths_of[full_key]} both hold {what} of model {key[0]!r} on {key[1]}; keep one"
             )
         paths_of[full_key] = path
         if kind == STANDARD_VARIANT:
             summaries[key] = report
-        elif kind == "rotations":
+        elif kind == ROTATIONS_KIND:
             rotations[key] = report
         else:
             variants[full_key] = report

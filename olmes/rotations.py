@@ -111,6 +111,10 @@ def analyze(model: str, mcf_path: Path, rotations_path: Path) -> dict:
     }
 
 
+ROTATIONS_KIND = "rotations"
+"""The kind of a robustness result that is a rotations report (the others are prompt variants):
+its key in the tables' inputs and its folder in the store (``robustness/rotations/``)."""
+
 ROTATIONS_SUFFIX = ".rotations.json"
 """How a rotations report's file name ends (``<task>.rotations.json``): folders given to
 ``olmes tables`` are searched for it."""

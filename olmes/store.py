@@ -39,13 +39,12 @@ from olmes.records import RequestRow, read_run_record, read_score_summary
 from olmes.requests import instance_rows, requests_of, task_instances
 from olmes.resources import file_sha256
 from olmes.results import ModelInfo, read_models_file
-from olmes.rotations import ROTATIONS_SUFFIX, read_rotation_report
+from olmes.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, read_rotation_report
 from olmes.tasks import REQUEST_SETS, TASKS
 
 STORE_FORMAT = "olmes.store/1"
 MODEL_RECORD = "model.json"
 ROBUSTNESS = "robustness"  # a model's folder of prompt-variant and answer-order results
-ROTATIONS_KIND = "rotations"  # robustness/<kind>/: a prompt variant's name, or this
 EXAMPLE_INSTANCES = 2  # instances whose requests the store keeps per task x set (the site shows the first)
 
 

@@ -15,6 +15,7 @@ from olmes.models import SHORT_NAMES
 from olmes.prompts import STANDARD_VARIANT, VARIANTS
 from olmes.requests import request_sets
 from olmes.scoring import MCF, METHODS, NORMALIZATIONS, cf_method
+from olmes.rotations import ROTATIONS_SUFFIX
 from olmes.tasks import REQUEST_SETS, ROTATIONS, TASKS
 
 

@@ -46,7 +46,7 @@ rule rotations:
         mcf=expand(rules.logprobs.output[0], variant_dir="", formulation="mcf", allow_missing=True),
         rotations=expand(rules.logprobs.output[0], variant_dir="", formulation=ROTATIONS, allow_missing=True),
     output:
-        f"{RESULTS}/scores/{{model}}/{{task}}.rotations.json",
+        f"{RESULTS}/scores/{{model}}/{{task}}{ROTATIONS_SUFFIX}",
     conda:
         "../envs/olmes.yaml"
     log:
