@@ -1,7 +1,7 @@
 """What each log-prob job of a run cost, kept as it is measured, and the scale table made from it.
 
     python scripts/scale_facts.py collect RESULTS LEDGER   # append the jobs RESULTS computed
-    python scripts/scale_facts.py table LEDGER             # print the table (Markdown)
+    python scripts/scale_facts.py table LEDGER             # print the table and per-model totals (Markdown)
 
 ``collect`` reads every run record under ``RESULTS/logprobs/<model>/`` with the job's Snakemake
 benchmark (``RESULTS/benchmarks/logprobs/<model>/<task>.<set>.tsv``: the whole process's wall time)
@@ -83,6 +83,29 @@ def table(ledger: Path) -> str:
     return "\n".join(lines)
 
 
+def totals(ledger: Path) -> str:
+    """Per model: what its computing jobs forwarded and took, and the share of the jobs' wall time
+    spent outside the engine (process start, imports, model load, reading requests, writing)."""
+    header = ("model", "jobs", "requests computed", "from cache", "tokens forwarded", "wall s", "engine s",
+              "outside engine", "peak RSS GiB (max)", "cache MiB")  # fmt: skip
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    by_model: dict[str, list[dict]] = {}
+    for row in _ledger(ledger):
+        by_model.setdefault(row["model"], []).append(row)
+    for model, rows in by_model.items():
+        wall = sum(row["process_s"] or row["wall_time_s"] for row in rows)
+        engine = sum(row["engine_time_s"] for row in rows)
+        cells = (
+            model, str(len(rows)), f"{sum(row['requests_computed'] for row in rows):,}",
+            f"{sum(row['requests_from_cache'] for row in rows):,}",
+            f"{sum(row['tokens_forwarded'] for row in rows):,}", f"{wall:,.0f}", f"{engine:,.0f}",
+            f"{(wall - engine) / wall:.1%}", f"{max(row['peak_rss_bytes'] for row in rows) / 2**30:.2f}",
+            f"{sum(row['cache_bytes_written'] for row in rows) / 2**20:.1f}",
+        )  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def _cores(row: dict) -> str:
     return f"{row['process_cpu_s'] / row['process_s']:.2f}" if row.get("process_cpu_s") else "?"
 
@@ -99,7 +122,7 @@ def main() -> None:
     if args.action == "collect":
         print(f"{collect(args.results, args.ledger)} jobs added to {args.ledger}")
     else:
-        print(table(args.ledger))
+        print(table(args.ledger) + "\n\n" + totals(args.ledger))
 
 
 if __name__ == "__main__":
