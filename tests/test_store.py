@@ -15,10 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from olmes import scoring, store
+from olmes import scoring, store, tables
 from olmes.cli import main
 from olmes.errors import OlmesError
 from olmes.records import write_records, write_run_record
+from olmes.results import load_scores
 from olmes.runner import hardware, write_parquet
 from olmes.tasks import TASKS, get_task
 from tests.test_site import _run_record
@@ -266,6 +267,15 @@ def test_readme_numbers_are_the_stores() -> None:
         cf_norm = olmes["cf_method"].removeprefix("cf_")
         assert cells[3] == f"{100 * summary['methods'][olmes['cf_method']]['accuracy']:.1f} ({cf_norm})"
         assert cells[4] == f"{100 * summary['methods']['mcf']['accuracy']:.1f}"
+    # "OLMES average over the 10 tasks: <model> <average>, ..." is Table 4's Average column
+    averages = next(line for line in lines if line.startswith("OLMES average over the 10 tasks:"))
+    stated = dict(pair.rsplit(" ", 1) for pair in averages.split(":", 1)[1].strip().rstrip(".").split(", "))
+    leaderboard = repo / "leaderboard"
+    table = tables.table4(load_scores(store.score_paths(leaderboard), store.model_infos(leaderboard)))
+    complete = {
+        record["model"]: record["Average"] for record in table.records if record["Average"] is not None
+    }
+    assert stated == {model: f"{100 * average:.1f}" for model, average in complete.items()}
 
 
 def _snapshot(root: Path, skip: str | None = None) -> dict[str, bytes]:
