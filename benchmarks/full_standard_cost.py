@@ -7,6 +7,9 @@ trie-minimal tokens (what the olmes engine forwards). Multiply by a measured tok
 (``olmes logprobs`` prints it) for wall time.
 
     python benchmarks/full_standard_cost.py --model smollm2-135m --output cost.json
+
+``--pmi-everywhere`` counts the pmi sets of every task, as the full-standard campaign
+(``config/full-standard.yaml``) runs them.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ from olmes.requests import build_requests, request_sets
 from olmes.tasks import TASKS
 
 
-def count(lm, task: str, formulation: str) -> dict:
-    rows = build_requests(task, formulation)
+def count(lm, task: str, formulation: str, pmi_everywhere: bool) -> dict:
+    rows = build_requests(task, formulation, pmi_everywhere=pmi_everywhere)
     pairs = [(row["context"], row["continuation"]) for row in rows]
     encoded = engine.encode_requests(lm.tokenizer, pairs, lm.bos_token_id)
     inputs = [item.tokens[:-1] for item in encoded]
@@ -34,19 +37,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2-135m")
     parser.add_argument("--output")
+    parser.add_argument("--pmi-everywhere", action="store_true", help="count every task's pmi set")
     args = parser.parse_args()
     lm = load(args.model)
     started, rows = time.perf_counter(), {}
     for task in TASKS:
-        for formulation in request_sets(TASKS[task]):
-            rows[f"{task}.{formulation}"] = count(lm, task, formulation)
+        for formulation in request_sets(TASKS[task], args.pmi_everywhere):
+            rows[f"{task}.{formulation}"] = count(lm, task, formulation, args.pmi_everywhere)
             print(f"{task:14s} {formulation:3s} {json.dumps(rows[f'{task}.{formulation}'])}", flush=True)
     keys = ("requests", "naive_tokens", "trie_tokens")
     total = {key: sum(row[key] for row in rows.values()) for key in keys}
     print(f"total {json.dumps(total)} ({time.perf_counter() - started:.0f} s to count)")
     if args.output:
         with open(args.output, "w", encoding="utf-8") as handle:
-            json.dump({"model": args.model, "per_task": rows, "total": total}, handle, indent=2)
+            counted = {"model": args.model, "pmi_everywhere": args.pmi_everywhere}
+            json.dump({**counted, "per_task": rows, "total": total}, handle, indent=2)
 
 
 if __name__ == "__main__":
