@@ -66,44 +66,52 @@ def _ledger(ledger: Path) -> list[dict]:
     return [json.loads(line) for line in ledger.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def table(ledger: Path) -> str:
+def table(rows: list[dict]) -> str:
     header = ("model", "task", "set", "requests", "tokens forwarded", "trie-minimal", "wall s", "engine s",
               "tok/s", "cores busy", "peak RSS GiB", "cache KiB")  # fmt: skip
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in _ledger(ledger):
+    cells = []
+    for row in rows:
         rate = row["tokens_forwarded"] / row["engine_time_s"] if row["engine_time_s"] else 0
-        cells = (
+        cells.append((
             row["model"], row["task"], row["set"], f"{row['requests_computed']:,}",
             f"{row['tokens_forwarded']:,}",
-            f"{row['trie_minimal_tokens']:,}", f"{row['process_s'] or row['wall_time_s']:.0f}",
+            f"{row['trie_minimal_tokens']:,}", f"{_wall_s(row):.0f}",
             f"{row['engine_time_s']:.0f}", f"{rate:.0f}", _cores(row), f"{row['peak_rss_bytes'] / 2**30:.2f}",
             f"{row['cache_bytes_written'] / 1024:.0f}",
-        )  # fmt: skip
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        ))  # fmt: skip
+    return _markdown(header, cells)
 
 
-def totals(ledger: Path) -> str:
+def totals(rows: list[dict]) -> str:
     """Per model: what its computing jobs forwarded and took, and the share of the jobs' wall time
     spent outside the engine (process start, imports, model load, reading requests, writing)."""
     header = ("model", "jobs", "requests computed", "from cache", "tokens forwarded", "wall s", "engine s",
               "outside engine", "peak RSS GiB (max)", "cache MiB")  # fmt: skip
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     by_model: dict[str, list[dict]] = {}
-    for row in _ledger(ledger):
+    for row in rows:
         by_model.setdefault(row["model"], []).append(row)
-    for model, rows in by_model.items():
-        wall = sum(row["process_s"] or row["wall_time_s"] for row in rows)
-        engine = sum(row["engine_time_s"] for row in rows)
-        cells = (
-            model, str(len(rows)), f"{sum(row['requests_computed'] for row in rows):,}",
-            f"{sum(row['requests_from_cache'] for row in rows):,}",
-            f"{sum(row['tokens_forwarded'] for row in rows):,}", f"{wall:,.0f}", f"{engine:,.0f}",
-            f"{(wall - engine) / wall:.1%}", f"{max(row['peak_rss_bytes'] for row in rows) / 2**30:.2f}",
-            f"{sum(row['cache_bytes_written'] for row in rows) / 2**20:.1f}",
-        )  # fmt: skip
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    cells = []
+    for model, jobs in by_model.items():
+        wall = sum(_wall_s(job) for job in jobs)
+        engine = sum(job["engine_time_s"] for job in jobs)
+        cells.append((
+            model, str(len(jobs)), f"{sum(job['requests_computed'] for job in jobs):,}",
+            f"{sum(job['requests_from_cache'] for job in jobs):,}",
+            f"{sum(job['tokens_forwarded'] for job in jobs):,}", f"{wall:,.0f}", f"{engine:,.0f}",
+            f"{(wall - engine) / wall:.1%}", f"{max(job['peak_rss_bytes'] for job in jobs) / 2**30:.2f}",
+            f"{sum(job['cache_bytes_written'] for job in jobs) / 2**20:.1f}",
+        ))  # fmt: skip
+    return _markdown(header, cells)
+
+
+def _markdown(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in rows])
+
+
+def _wall_s(row: dict) -> float:
+    """The whole job's wall time (Snakemake's benchmark), or the run record's where there is none."""
+    return row["process_s"] or row["wall_time_s"]
 
 
 def _cores(row: dict) -> str:
@@ -122,7 +130,8 @@ def main() -> None:
     if args.action == "collect":
         print(f"{collect(args.results, args.ledger)} jobs added to {args.ledger}")
     else:
-        print(table(args.ledger) + "\n\n" + totals(args.ledger))
+        rows = _ledger(args.ledger)
+        print(table(rows) + "\n\n" + totals(rows))
 
 
 if __name__ == "__main__":
