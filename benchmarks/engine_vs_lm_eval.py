@@ -148,7 +148,7 @@ def main() -> None:
     parser.add_argument("--max-batch-tokens", type=int, default=engine.DEFAULT_MAX_BATCH_TOKENS)
     parser.add_argument("--batch-sizes", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 16])
     parser.add_argument("--sweep-requests", type=int, default=120)
-    parser.add_argument("--formulations", default="cf,mcf")
+    parser.add_argument("--request-sets", default="cf,mcf")
     parser.add_argument("--output", type=Path, default=Path("benchmarks/engine_vs_lm_eval.json"))
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's own, one per core)")
     args = parser.parse_args()

@@ -3,6 +3,7 @@
 An interrupted job therefore leaves either the old file or the new one, never half a file. The
 result gets the permissions an ordinary ``open`` would give it under the user's umask (0644 under
 022), not the private 0600 of a temp file: web servers and colleagues must be able to read it.
+A whole folder (the site, a store's model) is replaced the same way by :func:`atomic_dir`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +31,35 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     finally:
         if os.path.exists(name):
             os.unlink(name)
+
+
+@contextlib.contextmanager
+def atomic_dir(target: str | os.PathLike, label: str) -> Iterator[Path]:
+    """Yield an empty folder beside ``target`` to fill; on success it is swapped in as ``target``.
+
+    Why: a folder that readers use whole (the site, a store's model) must never be seen half
+    written. It is built as ``.<name>.<label>-XXXX`` in the same parent (so the swap is a rename on
+    one file system), given the mode ``mkdir`` would give it, and only when the body has finished is
+    the old ``target`` renamed aside (``.<name>.old-XXXX``), the new one renamed in and the old one
+    deleted. If the body raises (or the job is interrupted) the staging folder is removed and
+    ``target`` is left exactly as it was.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.{label}-"))
+    make_dir_public(staging)
+    try:
+        yield staging
+        old = None
+        if target.exists():
+            old = target.parent / f".{target.name}.old-{staging.name.rsplit('-', 1)[-1]}"
+            target.rename(old)
+        staging.rename(target)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
 
 
 def write_text_atomic(target: str | os.PathLike, text: str) -> None:

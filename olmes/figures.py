@@ -6,14 +6,16 @@ Figure data is data, not display: accuracies are fractions at full precision, wr
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from olmes.atomic import write_json_atomic, write_text_atomic
+from olmes.methods import MCF
 from olmes.results import ModelInfo, ScoreSet, recommended_method, task_name
 from olmes.robustness import letter_bias_data
-from olmes.scoring import MCF
 
 FIGURE_COLUMNS = [
     "task", "task_name", "model", "display_name", "series", "checkpoint", "training_tokens", "cf_method",
@@ -74,17 +76,44 @@ def write_figure(
 LETTER_BIAS_COLUMNS = ["model", "display_name", "task", "task_name", "letter", "predicted", "gold"]
 
 
+@dataclass(frozen=True)
+class Figure:
+    """One figure's data: its key (the file stem), what it shows, its rows and their columns."""
+
+    key: str
+    description: str
+    data: Callable[[ScoreSet], list[dict]]
+    columns: list[str] = field(default_factory=lambda: FIGURE_COLUMNS)
+
+
+FIGURES = (
+    Figure(
+        "letter_bias",
+        "MCF letter bias: per model, task and letter, the share of predictions and of gold answers at "
+        "that letter over every answer order (olmes rotations).",
+        letter_bias_data,
+        LETTER_BIAS_COLUMNS,
+    ),
+    Figure(
+        "figure1_checkpoints",
+        "Figure 1: CF vs MCF accuracy (fractions) over training checkpoints of each declared series.",
+        figure1_data,
+    ),
+    Figure(
+        "figure2_cf_vs_mcf",
+        "Figure 2: CF (recommended normalization) vs MCF accuracy (fractions) per task and model.",
+        figure2_data,
+    ),
+)
+"""Every figure of the tables folder, in the order it is written; adding one means adding it here."""
+
+FIGURE_KEYS = tuple(figure.key for figure in FIGURES)
+
+
 def write_figures(scores: ScoreSet, out: Path) -> list[Path]:
     """The figures' data under ``out``; return the paths written."""
-    letter_bias = write_figure(
-        letter_bias_data(scores), "letter_bias",
-        "MCF letter bias: per model, task and letter, the share of predictions and of gold answers at "
-        "that letter over every answer order (olmes rotations).", out, LETTER_BIAS_COLUMNS,
-    )  # fmt: skip
-    return letter_bias + write_figure(
-        figure1_data(scores), "figure1_checkpoints",
-        "Figure 1: CF vs MCF accuracy (fractions) over training checkpoints of each declared series.", out,
-    ) + write_figure(
-        figure2_data(scores), "figure2_cf_vs_mcf",
-        "Figure 2: CF (recommended normalization) vs MCF accuracy (fractions) per task and model.", out,
-    )  # fmt: skip
+    return [
+        path
+        for figure in FIGURES
+        for path in write_figure(figure.data(scores), figure.key, figure.description, out, figure.columns)
+    ]

@@ -12,15 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from olmes.scoring import MCF, NEAR_TIE_NATS
+from olmes.methods import get_method
+from olmes.scoring import NEAR_TIE_NATS
 
 BELOW_CHANCE_SE = 2.0  # a task score more than this many standard errors below chance
 ONE_ANSWER_SHARE = 0.9  # one letter (MCF) or choice position (CF) predicted for more of the instances
 NEAR_TIE_SHARE = 0.05  # more of a method's decisions within NEAR_TIE_NATS of a tie
-
-
-def method_label(method: str) -> str:
-    return "MCF" if method == MCF else f"CF ({method.removeprefix('cf_')})"
 
 
 def task_flags(summary: dict, predictions: pd.DataFrame) -> list[dict]:
@@ -53,24 +50,24 @@ def _below_chance(summary: dict, predictions: pd.DataFrame) -> dict | None:
             return {
                 "code": "below_chance",
                 "method": method,
-                "message": f"{method_label(method)} accuracy {100 * stats['accuracy']:.1f}% is {below} "
+                "message": f"{get_method(method).label} accuracy {100 * stats['accuracy']:.1f}% is {below} "
                 f"below chance ({100 * chance:.1f}%)",
             }
     return None
 
 
 def _method_flags(method: str, rows: pd.DataFrame) -> list[dict]:
-    flags = []
+    flags, label = [], get_method(method).label
     n = len(rows)
     shares = rows["prediction"].value_counts(normalize=True)
     if n > 1 and shares.iloc[0] > ONE_ANSWER_SHARE:
         choice = int(shares.index[0])
-        answer = f"letter {chr(65 + choice)}" if method == MCF else f"choice {choice + 1}"
+        answer = f"letter {chr(65 + choice)}" if get_method(method).is_mcf else f"choice {choice + 1}"
         flags.append(
             {
                 "code": "one_answer",
                 "method": method,
-                "message": f"{method_label(method)} answers {answer} for {100 * shares.iloc[0]:.0f}% of the "
+                "message": f"{label} answers {answer} for {100 * shares.iloc[0]:.0f}% of the "
                 f"{n} instances (gold has it for {100 * float(np.mean(rows['label'] == choice)):.0f}%)",
             }
         )
@@ -80,7 +77,7 @@ def _method_flags(method: str, rows: pd.DataFrame) -> list[dict]:
             {
                 "code": "near_ties",
                 "method": method,
-                "message": f"{method_label(method)}: {ties} of {n} decisions ({100 * ties / n:.0f}%) "
+                "message": f"{label}: {ties} of {n} decisions ({100 * ties / n:.0f}%) "
                 f"are near ties (top two within {NEAR_TIE_NATS} nats)",
             }
         )
@@ -90,7 +87,7 @@ def _method_flags(method: str, rows: pd.DataFrame) -> list[dict]:
             {
                 "code": "nan",
                 "method": method,
-                "message": f"{method_label(method)}: {count} instance(s) have a NaN or infinite score "
+                "message": f"{label}: {count} instance(s) have a NaN or infinite score "
                 "(such a choice never wins); re-run the engine for them",
             }
         )

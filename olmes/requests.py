@@ -21,7 +21,7 @@ from olmes.tasks import REQUEST_SETS, ROTATIONS, Instance, Task, get_task
 
 def build_requests(
     task: str | Task,
-    formulation: str,
+    request_set: str,
     limit: int | None = None,
     source: str = "bundle",
     pmi_everywhere: bool = False,
@@ -29,7 +29,7 @@ def build_requests(
     """All request rows of a task and request set (cf, pmi or mcf); ``pmi_everywhere`` allows pmi
     rows for tasks whose standard has none."""
     task = get_task(task) if isinstance(task, str) else task
-    return requests_of(task, formulation, task_instances(task, limit, source), source, pmi_everywhere)
+    return requests_of(task, request_set, task_instances(task, limit, source), source, pmi_everywhere)
 
 
 def request_sets(task: Task, pmi_everywhere: bool = False) -> tuple[str, ...]:
@@ -58,7 +58,7 @@ def instance_rows(task: Task, instances: list[Instance]) -> list[InstanceRow]:
 
 def requests_of(
     task: Task,
-    formulation: str,
+    request_set: str,
     instances: list[Instance],
     source: str = "bundle",
     pmi_everywhere: bool = False,
@@ -69,7 +69,7 @@ def requests_of(
     carry a ``variant`` field, so its log-probs and scores can never pass for the standard's."""
     if variant not in prompts.VARIANTS:
         raise OlmesError(f"unknown variant {variant!r}; choose one of: {', '.join(prompts.VARIANTS)}")
-    rows = _request_rows(task, formulation, instances, source, pmi_everywhere, prompts.VARIANTS[variant])
+    rows = _request_rows(task, request_set, instances, source, pmi_everywhere, prompts.VARIANTS[variant])
     if variant != prompts.STANDARD_VARIANT:
         for row in rows:
             row["variant"] = variant
@@ -78,32 +78,32 @@ def requests_of(
 
 def _request_rows(
     task: Task,
-    formulation: str,
+    request_set: str,
     instances: list[Instance],
     source: str,
     pmi_everywhere: bool,
     variant: prompts.Variant,
 ) -> list[RequestRow]:
     wording = variant.wording
-    if formulation == ROTATIONS:
+    if request_set == ROTATIONS:
         return _rotation_rows(task, instances, _ShotCache(task, source, variant), wording)
-    if formulation not in REQUEST_SETS:
-        raise OlmesError(f"unknown formulation {formulation!r}; choose one of: {', '.join(REQUEST_SETS)}")
-    if formulation not in request_sets(task, pmi_everywhere):
+    if request_set not in REQUEST_SETS:
+        raise OlmesError(f"unknown request set {request_set!r}; choose one of: {', '.join(REQUEST_SETS)}")
+    if request_set not in request_sets(task, pmi_everywhere):
         raise OlmesError(
             f"the standard scores {task.key} without pmi; --pmi-everywhere makes its pmi requests anyway"
         )
-    if formulation == "pmi":
+    if request_set == "pmi":
         return [
             row
             for index, instance in enumerate(instances)
             for row in _unconditional_rows(task, index, instance, wording)
         ]
     shots = _ShotCache(task, source, variant)
-    render = _cf_rows if formulation == "cf" else _mcf_rows
+    render = _cf_rows if request_set == "cf" else _mcf_rows
     rows: list[RequestRow] = []
     for index, instance in enumerate(instances):
-        rows.extend(render(task, index, instance, shots.rendered(instance, formulation), wording))
+        rows.extend(render(task, index, instance, shots.rendered(instance, request_set), wording))
     return rows
 
 
@@ -114,19 +114,19 @@ class _ShotCache:
         self.task, self.source, self.variant = task, source, variant
         self._rendered: dict[tuple[str | None, str], list[str]] = {}
 
-    def rendered(self, instance: Instance, formulation: str) -> list[str]:
-        key = (instance.subject, formulation)
+    def rendered(self, instance: Instance, request_set: str) -> list[str]:
+        key = (instance.subject, request_set)
         if key not in self._rendered:
             examples = fewshot_instances(self.task, self.source, instance.subject, self.variant.other_shots)
-            render = self.task.cf_shot if formulation == "cf" else self.task.mcf_shot
+            render = self.task.cf_shot if request_set == "cf" else self.task.mcf_shot
             self._rendered[key] = [render(example, self.variant.wording) for example in examples]
         return self._rendered[key]
 
 
-def _row(task: Task, formulation: str, index: int, instance: Instance, choice: int) -> dict[str, Any]:
+def _row(task: Task, request_set: str, index: int, instance: Instance, choice: int) -> dict[str, Any]:
     row = {
         "task": task.key,
-        "formulation": formulation,
+        "formulation": request_set,
         "instance_index": index,
         "native_id": instance.native_id,
         "choice": choice,

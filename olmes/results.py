@@ -17,10 +17,11 @@ import pandas as pd
 import yaml
 
 from olmes.errors import OlmesError
+from olmes.methods import cf_method
 from olmes.prompts import STANDARD_VARIANT
-from olmes.records import read_score_summary
+from olmes.records import RotationsReport, ScoreSummary, read_score_summary
+from olmes.resources import file_sha256
 from olmes.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, read_rotation_report
-from olmes.scoring import cf_method, file_sha256
 from olmes.tasks import TASKS
 
 # -- the models file --------------------------------------------------------------------------------
@@ -36,8 +37,32 @@ class ModelInfo:
     training_tokens: float | None = None
     checkpoint: str | None = None
 
+    @classmethod
+    def from_record(cls, record: object, where: str = "model", *, other_keys: bool = False) -> ModelInfo:
+        """A model's display info from a dict: an entry of a models file, a store's ``model.json`` or
+        a model of the tables' ``index.json``. The one place its rules are written: ``name`` (the
+        ``--model-name`` of ``olmes score``) is required, ``display_name`` defaults to it, ``series``
+        and ``checkpoint`` are text, ``training_tokens`` is a positive number; a key that is not one of
+        these is an error, unless ``other_keys`` (a record that holds more than the display info)."""
+        if not isinstance(record, dict) or not isinstance(record.get("name"), str):
+            raise OlmesError(f"{where} needs a 'name' (the --model-name given to olmes score)")
+        unknown = set(record) - _MODEL_KEYS
+        if unknown and not other_keys:
+            raise OlmesError(f"{where} has unknown key(s) {sorted(unknown)}; allowed: {sorted(_MODEL_KEYS)}")
+        return cls(
+            name=record["name"],
+            display_name=str(record.get("display_name") or record["name"]),
+            series=None if record.get("series") is None else str(record["series"]),
+            training_tokens=_training_tokens(record.get("training_tokens"), where),
+            checkpoint=None if record.get("checkpoint") is None else str(record["checkpoint"]),
+        )
 
-_MODEL_KEYS = {"name", "display_name", "series", "training_tokens", "checkpoint"}
+    def entry(self) -> dict:
+        """The fields that are set, in field order: a models-file entry (and a ``model.json``'s)."""
+        return {key: value for key, value in vars(self).items() if value is not None}
+
+
+_MODEL_KEYS = set(ModelInfo.__dataclass_fields__)  # name, display_name, series, training_tokens, checkpoint
 
 
 def read_models_file(path: str | Path) -> list[ModelInfo]:
@@ -54,24 +79,11 @@ def read_models_file(path: str | Path) -> list[ModelInfo]:
     models, seen = [], set()
     for position, entry in enumerate(entries):
         where = f"{path}: models[{position}]"
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-            raise OlmesError(f"{where} needs a 'name' (the --model-name given to olmes score)")
-        unknown = set(entry) - _MODEL_KEYS
-        if unknown:
-            raise OlmesError(f"{where} has unknown key(s) {sorted(unknown)}; allowed: {sorted(_MODEL_KEYS)}")
-        if entry["name"] in seen:
-            raise OlmesError(f"{where}: model {entry['name']!r} is listed twice")
-        seen.add(entry["name"])
-        tokens = _training_tokens(entry.get("training_tokens"), where)
-        models.append(
-            ModelInfo(
-                name=entry["name"],
-                display_name=str(entry.get("display_name") or entry["name"]),
-                series=None if entry.get("series") is None else str(entry["series"]),
-                training_tokens=tokens,
-                checkpoint=None if entry.get("checkpoint") is None else str(entry["checkpoint"]),
-            )
-        )
+        info = ModelInfo.from_record(entry, where)
+        if info.name in seen:
+            raise OlmesError(f"{where}: model {info.name!r} is listed twice")
+        seen.add(info.name)
+        models.append(info)
     return models
 
 
@@ -95,23 +107,23 @@ def _training_tokens(value, where: str) -> float | None:
 class ScoreSet:
     """Every score summary given to ``olmes tables`` (or ``olmes site``), indexed by (model, task)."""
 
-    summaries: dict[tuple[str, str], dict]
+    summaries: dict[tuple[str, str], ScoreSummary]
     paths: dict[tuple[str, str], Path]
     models: list[ModelInfo]
     tasks: list[str]
-    variants: dict[tuple[str, str, str], dict] = field(default_factory=dict)  # (model, task, variant)
-    rotations: dict[tuple[str, str], dict] = field(default_factory=dict)  # olmes rotations reports
+    variants: dict[tuple[str, str, str], ScoreSummary] = field(default_factory=dict)  # (model, task, variant)
+    rotations: dict[tuple[str, str], RotationsReport] = field(default_factory=dict)  # olmes rotations reports
     robustness_paths: dict[tuple[str, ...], Path] = field(default_factory=dict)  # of the two above
     _predictions: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict)
 
-    def get(self, model: str, task: str) -> dict | None:
+    def get(self, model: str, task: str) -> ScoreSummary | None:
         return self.summaries.get((model, task))
 
     def model_is_partial(self, model: str) -> bool:
         return any(s["partial"] for (name, _), s in self.summaries.items() if name == model)
 
     def complete_on_all_tasks(self, model: str) -> bool:
-        """All 10 tasks of the standard scored, none partial: the condition for an average."""
+        """Every task of the registry scored, none partial: the condition for an average."""
         found = [self.get(model, task) for task in TASKS]
         return all(s is not None and not s["partial"] for s in found)
 
@@ -127,7 +139,7 @@ class ScoreSet:
         return read_predictions(self.variants[key], self.robustness_paths[key])
 
 
-def read_predictions(summary: dict, where: Path) -> pd.DataFrame:
+def read_predictions(summary: ScoreSummary, where: Path) -> pd.DataFrame:
     """The per-instance predictions a summary points to, checked against the hash it recorded."""
     record = summary.get("predictions") or {}
     path = where.parent / record.get("path", "")
@@ -190,7 +202,7 @@ def load_scores(
     names = {info.name for info in listed}
     extra = sorted({model for model, _ in summaries} - names)
     models = [info for info in listed if any(m == info.name for m, _ in summaries)]
-    models += [ModelInfo(name=name, display_name=name) for name in extra]
+    models += [ModelInfo.from_record({"name": name}) for name in extra]
     tasks = [task for task in TASKS if any(t == task for _, t in summaries)]
     alone = sorted({key[0] for key in robustness} - {model for model, _ in summaries})
     if alone:
@@ -209,20 +221,20 @@ def task_name(task: str) -> str:
 
 
 def recommended_method(task: str) -> str:
-    return cf_method(TASKS[task].recommended_norm)
+    return cf_method(TASKS[task].recommended_norm).key
 
 
-def method_accuracy(summary: dict | None, method: str) -> float | None:
+def method_accuracy(summary: ScoreSummary | None, method: str) -> float | None:
     if summary is None or method not in summary["methods"]:
         return None
     return summary["methods"][method]["accuracy"]
 
 
-def best_of_two_score(summary: dict | None) -> float | None:
+def best_of_two_score(summary: ScoreSummary | None) -> float | None:
     return None if summary is None or summary.get("best_of_two") is None else summary["best_of_two"]["score"]
 
 
-def best_of_two_stderr(summary: dict | None) -> float | None:
+def best_of_two_stderr(summary: ScoreSummary | None) -> float | None:
     """The standard error of the method that decided the best-of-two score."""
     best = summary and summary.get("best_of_two")
     if not best:

@@ -1,7 +1,7 @@
 """Every answer order for MCF: how much a model's MCF accuracy depends on where the gold letter sits.
 
 Inputs are a task's standard MCF log-probs (rotation 0) and its ``mcf_rot`` log-probs (rotations
-1..k-1, ``olmes requests --formulation mcf_rot``). For instance i, rotation r shows original choice
+1..k-1, ``olmes requests --request-set mcf_rot``). For instance i, rotation r shows original choice
 (r + j) mod k at letter position j. Per model x task the report (format ``olmes.rotations/1``,
 docs/file-formats.md) holds:
 
@@ -14,7 +14,6 @@ docs/file-formats.md) holds:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -22,23 +21,22 @@ import pandas as pd
 
 from olmes.errors import OlmesError
 from olmes.prompts import letter
+from olmes.records import ROTATIONS_FORMAT, RotationsReport, read_format
 from olmes.scoring import decide, input_record
 from olmes.tasks import ROTATIONS
 
-REPORT_FORMAT = "olmes.rotations/1"
 
-
-def _read(path: Path, formulation: str) -> pd.DataFrame:
+def _read(path: Path, request_set: str) -> pd.DataFrame:
     try:
         frame = pd.read_parquet(path)
     except (OSError, ValueError) as error:
         raise OlmesError(f"{path}: cannot read log-prob Parquet ({error})") from error
-    if frame.empty or set(frame["formulation"]) != {formulation}:
-        raise OlmesError(f"{path}: not a {formulation} log-prob file")
-    if formulation == "mcf":
+    if frame.empty or set(frame["formulation"]) != {request_set}:
+        raise OlmesError(f"{path}: not a {request_set} log-prob file")
+    if request_set == "mcf":
         frame = frame.assign(rotation=0)
     elif "rotation" not in frame.columns:
-        raise OlmesError(f"{path}: no rotation column; make it with olmes requests --formulation mcf_rot")
+        raise OlmesError(f"{path}: no rotation column; make it with olmes requests --request-set mcf_rot")
     return frame
 
 
@@ -66,7 +64,7 @@ def rotation_table(mcf_path: Path, rotations_path: Path) -> tuple[np.ndarray, np
     return logprobs, gold, choices, tasks.pop()
 
 
-def analyze(model: str, mcf_path: Path, rotations_path: Path) -> dict:
+def analyze(model: str, mcf_path: Path, rotations_path: Path) -> RotationsReport:
     logprobs, gold, choices, task = rotation_table(mcf_path, rotations_path)
     n, k_max = len(gold), logprobs.shape[1]
     correct = np.zeros((n, k_max), dtype=bool)
@@ -89,7 +87,7 @@ def analyze(model: str, mcf_path: Path, rotations_path: Path) -> dict:
     per_rotation = [float(correct[choices > r, r].mean()) for r in range(k_max) if (choices > r).any()]
     decisions = int(predicted_letters.sum())
     return {
-        "format": REPORT_FORMAT,
+        "format": ROTATIONS_FORMAT,
         "model": model,
         "task": task,
         "instances": n,
@@ -120,11 +118,5 @@ ROTATIONS_SUFFIX = ".rotations.json"
 ``olmes tables`` are searched for it."""
 
 
-def read_rotation_report(path: Path) -> dict:
-    try:
-        report = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise OlmesError(f"{path}: cannot read rotations report ({error})") from error
-    if not isinstance(report, dict) or report.get("format") != REPORT_FORMAT or "model" not in report:
-        raise OlmesError(f"{path}: not a rotations report ({REPORT_FORMAT}); run olmes rotations")
-    return report
+def read_rotation_report(path: Path) -> RotationsReport:
+    return read_format(path, RotationsReport, ROTATIONS_FORMAT, "run olmes rotations")

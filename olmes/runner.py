@@ -10,7 +10,6 @@ them (docs/file-formats.md).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import platform
 import resource
@@ -29,6 +28,7 @@ from olmes.engine import MAX_INPUT_TOKENS, Scores, default_max_batch_tokens, sco
 from olmes.errors import OlmesError
 from olmes.models import LoadedModel, ModelPlan
 from olmes.records import RequestRow, RunRecord, read_records, write_run_record
+from olmes.resources import file_sha256
 
 
 def read_requests(path: Path) -> list[RequestRow]:
@@ -156,7 +156,7 @@ def run_record(
         "max_batch_tokens": max_batch_tokens,
         "versions": _versions(),
         "requests_file": str(requests_path),
-        "requests_sha256": hashlib.sha256(Path(requests_path).read_bytes()).hexdigest(),
+        "requests_sha256": file_sha256(Path(requests_path)),
         "num_requests": total,
         "requests_from_cache": total - computed,
         "requests_computed": computed,

@@ -1,9 +1,9 @@
 """Log-probs -> per-instance predictions, accuracies and the OLMES score (docs/standard.md section 3).
 
-This module is the one place where the CF normalizations are written down (:data:`NORMALIZATIONS`,
-:func:`normalize`, :data:`NORMALIZATION_FORMULAS`); the tables and the site read them from here.
+The scoring methods and their normalizations are declared in :mod:`olmes.methods`; :func:`normalize`
+here is the one place their formulas are computed.
 
-The inputs are the engine's log-prob Parquet files (one per model x task x formulation). Every check
+The inputs are the engine's log-prob Parquet files (one per model x task x request set). Every check
 that could otherwise turn into a silently wrong score (a missing choice, a missing unconditional row,
 a NaN log-prob, CF and MCF files that disagree about the instances) raises :class:`OlmesError` naming
 the file and the instance.
@@ -20,19 +20,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from olmes.errors import OlmesError
-from olmes.records import SUMMARY_SCHEMA, ScoreSummary, read_run_record
+from olmes.methods import CF, MCF, METHODS, NORMALIZATIONS, PMI, Method, cf_method, get_method, methods_for
+from olmes.records import SCORES_FORMAT, InputFile, ScoreSummary, read_run_record
 from olmes.resources import file_sha256
 from olmes.tasks import get_task
-
-NORMALIZATIONS = ("none", "token", "char", "pmi")
-NORMALIZATION_FORMULAS = {
-    "none": "sum of the continuation's token log-probs",
-    "token": "sum / number of continuation tokens",
-    "char": "sum / number of continuation characters, leading space included",
-    "pmi": 'sum - sum of the same continuation after the context "Answer:"',
-}
-MCF = "mcf"
-PMI = "pmi"  # the log-prob file of CF's choices after the bare context "Answer:" (pmi's baseline)
 
 NEAR_TIE_NATS = 1e-4
 """Top-two score gap at or below which a decision counts as a near tie (batch size or hardware can
@@ -45,21 +36,12 @@ REQUIRED_COLUMNS = (
 )  # fmt: skip
 
 
-def cf_method(norm: str) -> str:
-    """The method key of CF under normalization ``norm``, as used in predictions and summaries."""
-    return f"cf_{norm}"
-
-
-METHODS = (*map(cf_method, NORMALIZATIONS), MCF)
-"""Every scoring method, in the order predictions and summaries list them."""
-
-
 # -- reading log-prob files -------------------------------------------------------------------------
 
 
 @dataclass
 class ChoiceTable:
-    """One formulation's log-probs laid out instance x choice, rows sorted by ``instance_index``.
+    """One request set's log-probs laid out instance x choice, rows sorted by ``instance_index``.
 
     Arrays of shape (instances, max choices) are padded with NaN past an instance's last choice.
     ``uncond_sum`` holds the unconditional ("Answer:") sums, or is None when the file has none.
@@ -67,7 +49,7 @@ class ChoiceTable:
 
     path: Path
     task: str
-    formulation: str
+    request_set: str
     instance_index: np.ndarray
     native_id: np.ndarray
     subject: np.ndarray | None
@@ -84,16 +66,16 @@ class ChoiceTable:
         return f"instance {int(self.instance_index[row])} (native_id {self.native_id[row]})"
 
 
-def read_logprobs(path: str | Path, formulation: str) -> ChoiceTable:
-    """Read and validate one engine log-prob file of the given formulation ("cf" or "mcf")."""
+def read_logprobs(path: str | Path, request_set: str) -> ChoiceTable:
+    """Read and validate one engine log-prob file of the given request set ("cf" or "mcf")."""
     path = Path(path)
-    frame, task = _read_frame(path, formulation)
+    frame, task = _read_frame(path, request_set)
     if frame["unconditional"].astype(bool).any():
         raise OlmesError(
-            f"{path}: {formulation} file has unconditional rows; they belong in the task's pmi request "
-            "file (olmes requests --formulation pmi)"
+            f"{path}: {request_set} file has unconditional rows; they belong in the task's pmi request "
+            "file (olmes requests --request-set pmi)"
         )
-    return _layout(frame, path, task, formulation)
+    return _layout(frame, path, task, request_set)
 
 
 def read_pmi(path: str | Path, cf: ChoiceTable) -> ChoiceTable:
@@ -108,8 +90,9 @@ def read_pmi(path: str | Path, cf: ChoiceTable) -> ChoiceTable:
     return cf
 
 
-def _read_frame(path: Path, formulation: str) -> tuple[pd.DataFrame, str]:
-    """A log-prob file's rows, checked: engine columns, one task, the expected formulation, sane values."""
+def _read_frame(path: Path, request_set: str) -> tuple[pd.DataFrame, str]:
+    """A log-prob file's rows, checked: engine columns, one task, the expected request set, sane values.
+    (The files' ``formulation`` column holds the request set.)"""
     try:
         frame = pd.read_parquet(path)
     except (OSError, ValueError) as error:
@@ -121,8 +104,8 @@ def _read_frame(path: Path, formulation: str) -> tuple[pd.DataFrame, str]:
         raise OlmesError(f"{path}: no rows; re-run the engine for this model and task")
     task = _single_value(frame, "task", path)
     found = _single_value(frame, "formulation", path)
-    if found != formulation:
-        raise OlmesError(f"{path}: holds formulation {found!r} but was given as {formulation!r}")
+    if found != request_set:
+        raise OlmesError(f"{path}: holds request set {found!r} but was given as {request_set!r}")
     _check_values(frame, path)
     return frame, task
 
@@ -157,7 +140,7 @@ def _check_values(frame: pd.DataFrame, path: Path) -> None:
         raise OlmesError(f"{path}: {_row_name(frame, duplicated[0])} appears more than once")
 
 
-def _layout(cond: pd.DataFrame, path: Path, task: str, formulation: str) -> ChoiceTable:
+def _layout(cond: pd.DataFrame, path: Path, task: str, request_set: str) -> ChoiceTable:
     """Check each instance has choices 0..k-1 and one gold label < k, then pivot to matrices."""
     if cond.empty:
         raise OlmesError(f"{path}: no conditional rows; re-run the engine for this file")
@@ -193,7 +176,7 @@ def _layout(cond: pd.DataFrame, path: Path, task: str, formulation: str) -> Choi
         return cond.pivot(index="instance_index", columns="choice", values=column).to_numpy(np.float64)
 
     return ChoiceTable(
-        path=path, task=task, formulation=formulation,
+        path=path, task=task, request_set=request_set,
         instance_index=shape.index.to_numpy(), native_id=shape["native_id"].astype(str).to_numpy(),
         subject=subject, label=shape["label"].to_numpy(np.int64), num_choices=shape["count"].to_numpy(),
         sum_logprob=matrix("sum_logprob"), num_tokens=matrix("num_tokens"), num_chars=matrix("num_chars"),
@@ -234,18 +217,19 @@ def _unconditional(uncond: pd.DataFrame, table: ChoiceTable, path: Path) -> np.n
 
 
 def normalize(table: ChoiceTable, norm: str) -> np.ndarray:
-    """The CF score of every instance x choice under ``norm`` (the formulas of docs/standard.md section 3)."""
+    """The CF score of every instance x choice under ``norm`` (the formulas of docs/standard.md section 3,
+    as each :class:`~olmes.methods.Method` states them)."""
     if norm == "none":
         return table.sum_logprob
     if norm == "token":
         return table.sum_logprob / table.num_tokens
     if norm == "char":
         return table.sum_logprob / table.num_chars
-    if norm == "pmi":
+    if norm == PMI:
         if table.uncond_sum is None:
             raise OlmesError(
                 f"{table.path}: pmi asked but no pmi log-prob file was given; make the task's pmi "
-                "requests (olmes requests --formulation pmi) and score them with the engine"
+                "requests (olmes requests --request-set pmi) and score them with the engine"
             )
         return table.sum_logprob - table.uncond_sum
     raise OlmesError(f"unknown normalization {norm!r}; choose from {', '.join(NORMALIZATIONS)}")
@@ -262,29 +246,29 @@ def decide(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return predictions, top_two[:, 1] - top_two[:, 0]
 
 
-def available_methods(cf: ChoiceTable | None, mcf: ChoiceTable | None) -> list[str]:
-    methods = []
+def available_methods(cf: ChoiceTable | None, mcf: ChoiceTable | None) -> list[Method]:
+    """The methods whose request sets' log-probs are at hand."""
+    present = set()
     if cf is not None:
-        norms = NORMALIZATIONS if cf.uncond_sum is not None else NORMALIZATIONS[:3]
-        methods += [cf_method(norm) for norm in norms]
+        present |= {CF, PMI} if cf.uncond_sum is not None else {CF}
     if mcf is not None:
-        methods.append(MCF)
-    return methods
+        present.add(MCF)
+    return methods_for(present)
 
 
-def method_predictions(method: str, table: ChoiceTable) -> pd.DataFrame:
+def method_predictions(method: Method, table: ChoiceTable) -> pd.DataFrame:
     """Per-instance predictions of one method (the MCF table for ``mcf``, the CF table otherwise).
 
     Columns: method, instance_index, native_id, subject, label, num_choices, prediction, correct,
     top_gap (best minus second-best score), near_tie (top_gap <= NEAR_TIE_NATS), nonfinite (a choice
     scored NaN or infinite; it never wins).
     """
-    scores = table.sum_logprob if method == MCF else normalize(table, _norm_of(method))
+    scores = table.sum_logprob if method.is_mcf else normalize(table, method.normalization)
     is_choice = np.arange(scores.shape[1])[None, :] < table.num_choices[:, None]
     nonfinite = (is_choice & ~np.isfinite(scores)).any(axis=1)
     predictions, gaps = decide(np.where(is_choice & ~np.isfinite(scores), -np.inf, scores))
     frame = pd.DataFrame({
-        "method": method,
+        "method": method.key,
         "instance_index": table.instance_index.astype(np.int64),
         "native_id": table.native_id,
         "subject": table.subject if table.subject is not None else None,
@@ -300,17 +284,10 @@ def method_predictions(method: str, table: ChoiceTable) -> pd.DataFrame:
     return frame
 
 
-def _norm_of(method: str) -> str:
-    if not method.startswith("cf_") or method.removeprefix("cf_") not in NORMALIZATIONS:
-        known = ", ".join(METHODS)
-        raise OlmesError(f"unknown scoring method {method!r}; choose one of: {known}")
-    return method.removeprefix("cf_")
-
-
 def predictions_frame(cf: ChoiceTable | None, mcf: ChoiceTable | None) -> pd.DataFrame:
     """Per-instance predictions of every available method, long format (one row per method x instance)."""
     parts = [
-        method_predictions(method, mcf if method == MCF else cf) for method in available_methods(cf, mcf)
+        method_predictions(method, mcf if method.is_mcf else cf) for method in available_methods(cf, mcf)
     ]
     return pd.concat(parts, ignore_index=True)
 
@@ -320,7 +297,8 @@ def gather_predictions(parts: list[pd.DataFrame]) -> pd.DataFrame:
     methods = [str(part["method"].iloc[0]) for part in parts]
     if len(set(methods)) != len(methods):
         raise OlmesError(f"predictions of one method given twice: {sorted(methods)}")
-    ranked = sorted(zip(methods, parts, strict=True), key=lambda pair: METHODS.index(pair[0]))
+    order = list(METHODS)
+    ranked = sorted(zip(methods, parts, strict=True), key=lambda pair: order.index(pair[0]))
     frame = pd.concat([part for _, part in ranked], ignore_index=True)
     frame["subject"] = frame["subject"].astype("string")
     return frame
@@ -328,7 +306,7 @@ def gather_predictions(parts: list[pd.DataFrame]) -> pd.DataFrame:
 
 def check_same_instances(predictions: pd.DataFrame, cf_path: Path, mcf_path: Path) -> None:
     """CF and MCF of one model x task must cover the same instances with the same golds and choices."""
-    cf = predictions[predictions["method"] == cf_method("none")].reset_index(drop=True)
+    cf = predictions[predictions["method"] == cf_method("none").key].reset_index(drop=True)
     mcf = predictions[predictions["method"] == MCF].reset_index(drop=True)
     if not np.array_equal(cf["instance_index"], mcf["instance_index"]):
         only = np.setxor1d(cf["instance_index"], mcf["instance_index"])
@@ -424,12 +402,12 @@ def bits_per_byte(cf: ChoiceTable) -> dict | None:
 
 def best_of_two(cf_accuracy: float, mcf_accuracy: float) -> tuple[float, str]:
     """max(CF, MCF) and the winning formulation; MCF must be strictly better to win (and get the †)."""
-    return (mcf_accuracy, MCF) if mcf_accuracy > cf_accuracy else (cf_accuracy, "cf")
+    return (mcf_accuracy, MCF) if mcf_accuracy > cf_accuracy else (cf_accuracy, CF)
 
 
 def olmes_result(methods: dict[str, dict], recommended_norm: str) -> dict | None:
     """The best-of-two record of a task, or None when CF (recommended) or MCF was not scored."""
-    cf_key = cf_method(recommended_norm)
+    cf_key = cf_method(recommended_norm).key
     if cf_key not in methods or MCF not in methods:
         return None
     cf_accuracy, mcf_accuracy = methods[cf_key]["accuracy"], methods[MCF]["accuracy"]
@@ -494,14 +472,15 @@ def predict(
 ) -> pd.DataFrame:
     """One method's per-instance predictions of one model x task (the light job the workflow fans
     out per method); it reads only the files the method needs."""
-    if method == MCF:
+    scoring = get_method(method)
+    if scoring.is_mcf:
         _, table = read_tables(mcf_path=mcf_path)
     else:
-        pmi = pmi_path if _norm_of(method) == "pmi" else None
+        pmi = pmi_path if PMI in scoring.request_sets else None
         table, _ = read_tables(cf_path=cf_path, pmi_path=pmi)
     if table is None:
-        raise OlmesError(f"method {method} needs its log-prob file (--{'mcf' if method == MCF else 'cf'})")
-    return _labelled(method_predictions(method, table), model, table.task)
+        raise OlmesError(f"method {method} needs its log-prob file (--{scoring.request_sets[0]})")
+    return _labelled(method_predictions(scoring, table), model, table.task)
 
 
 def _labelled(predictions: pd.DataFrame, model: str, task: str) -> pd.DataFrame:
@@ -527,7 +506,7 @@ def score_task(
     cf, mcf = read_tables(cf_path, pmi_path, mcf_path)
     predictions = _labelled(predictions_frame(cf, mcf), model, (cf or mcf).task)
     inputs = {"cf": cf_path, "pmi": pmi_path, "mcf": mcf_path}
-    present = {formulation: Path(path) for formulation, path in inputs.items() if path is not None}
+    present = {request_set: Path(path) for request_set, path in inputs.items() if path is not None}
     return predictions, summarize(predictions, present, limit, require_pmi)
 
 
@@ -545,10 +524,10 @@ def summarize(
     task = _single_value(predictions, "task", inputs.get("cf") or inputs["mcf"])
     spec = get_task(task)
     found = set(predictions["method"])
-    if "cf" in inputs and (spec.has_pmi or require_pmi) and cf_method("pmi") not in found:
+    if "cf" in inputs and (spec.has_pmi or require_pmi) and cf_method(PMI).key not in found:
         raise OlmesError(
             f"{inputs['cf']}: pmi asked but no pmi log-prob file was given; make the task's pmi "
-            "requests (olmes requests --formulation pmi) and score them with the engine"
+            "requests (olmes requests --request-set pmi) and score them with the engine"
         )
     if "cf" in inputs and "mcf" in inputs:
         check_same_instances(predictions, inputs["cf"], inputs["mcf"])
@@ -559,7 +538,7 @@ def summarize(
     if variant is not None:
         reasons.append(f"prompt variant {variant}, not the standard's prompts")
     summary = {
-        "schema": SUMMARY_SCHEMA,
+        "schema": SCORES_FORMAT,
         "model": model,
         "task": task,
         "display_name": spec.display_name,
@@ -572,9 +551,8 @@ def summarize(
         "methods": methods,
         "best_of_two": olmes_result(methods, spec.recommended_norm),
         "near_tie_nats": NEAR_TIE_NATS,
-        "inputs": {formulation: input_record(path) for formulation, path in inputs.items()},
+        "inputs": {request_set: input_record(path) for request_set, path in inputs.items()},
     }
-    summary["olmes"] = None if summary["partial"] else summary["best_of_two"]
     if variant is not None:
         summary["variant"] = variant
     if "cf" in inputs:
@@ -609,6 +587,6 @@ def prompt_variant(inputs: dict[str, Path]) -> str | None:
     return next(iter(found.values()), None)
 
 
-def input_record(path: Path) -> dict:
+def input_record(path: Path) -> InputFile:
     """Where an input file was, its SHA-256 and its run record (what made it)."""
     return {"path": str(path), "sha256": file_sha256(path), "run": read_run_record(path)}

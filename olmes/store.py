@@ -22,27 +22,32 @@ models were published: two stores filled on two machines merge into the same lea
 from __future__ import annotations
 
 import functools
-import gzip
 import hashlib
 import json
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from olmes import __version__
-from olmes.atomic import atomic_path, make_dir_public, write_json_atomic
+from olmes.atomic import atomic_dir, atomic_path, write_json_atomic
 from olmes.errors import OlmesError
 from olmes.prompts import STANDARD_VARIANT
-from olmes.records import RequestRow, read_run_record, read_score_summary
+from olmes.records import (
+    STORE_FORMAT,
+    ModelRecord,
+    RequestRow,
+    read_format,
+    read_run_record,
+    read_score_summary,
+    records_bytes,
+)
 from olmes.requests import instance_rows, requests_of, task_instances
 from olmes.resources import file_sha256
 from olmes.results import ModelInfo, read_models_file
 from olmes.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, read_rotation_report
 from olmes.tasks import REQUEST_SETS, TASKS
 
-STORE_FORMAT = "olmes.store/1"
 MODEL_RECORD = "model.json"
 ROBUSTNESS = "robustness"  # a model's folder of prompt-variant and answer-order results
 EXAMPLE_INSTANCES = 2  # instances whose requests the store keeps per task x set (the site shows the first)
@@ -78,22 +83,20 @@ def model_names(root: str | Path) -> list[str]:
     return sorted(p.parent.name for p in folder.glob(f"*/{MODEL_RECORD}")) if folder.is_dir() else []
 
 
-def read_model_record(root: str | Path, model: str) -> dict:
+def read_model_record(root: str | Path, model: str) -> ModelRecord:
     path = Path(root) / "models" / model / MODEL_RECORD
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise OlmesError(f"{path}: cannot read the model's record ({error})") from error
-    if record.get("format") != STORE_FORMAT or record.get("name") != model:
-        raise OlmesError(f"{path}: not a {STORE_FORMAT} model record of {model!r}")
+    record = read_format(path, ModelRecord, STORE_FORMAT, "publish the model again with olmes publish")
+    if record["name"] != model:
+        raise OlmesError(f"{path}: the model record of {record['name']!r}, in the folder of {model!r}")
     return record
 
 
 def model_infos(root: str | Path) -> list[ModelInfo]:
     """How the tables and the site name the store's models (display name, checkpoint series)."""
-    keys = set(ModelInfo.__dataclass_fields__)
     return [
-        ModelInfo(**{k: v for k, v in read_model_record(root, name).items() if k in keys})
+        ModelInfo.from_record(
+            read_model_record(root, name), str(Path(root) / "models" / name / MODEL_RECORD), other_keys=True
+        )
         for name in model_names(root)
     ]
 
@@ -113,6 +116,16 @@ def task_paths(root: str | Path) -> list[Path]:
 
 
 @dataclass(frozen=True)
+class RobustnessResult:
+    """One robustness result of a model as found in a results folder or a store."""
+
+    kind: str  # a prompt variant's name, or ROTATIONS_KIND
+    task: str
+    path: Path  # the variant's score summary, or the rotations report
+    logprobs: Path  # the folder of its log-prob files
+
+
+@dataclass(frozen=True)
 class Source:
     """One model's finished results: its score summaries and log-prob files, and how to name it."""
 
@@ -125,9 +138,9 @@ class Source:
         found = {p.name.removesuffix(".scores.json") for p in self.scores.glob("*.scores.json")}
         return [task for task in TASKS if task in found]
 
-    def robustness(self, origin: Path) -> list[tuple[str, str, Path, Path]]:
-        """(kind, task, summary or report, its log-prob folder) of each robustness result in
-        ``origin``: a prompt variant's score summaries (kind = the variant) and rotations reports."""
+    def robustness(self, origin: Path) -> list[RobustnessResult]:
+        """Each robustness result of this model in ``origin``: a prompt variant's score summaries
+        (kind = the variant) and rotations reports."""
         if is_store(origin):
             folders = sorted(p for p in (origin / "models" / self.model / ROBUSTNESS).glob("*") if p.is_dir())
             places = [(folder.name, folder, folder) for folder in folders]
@@ -139,7 +152,7 @@ class Source:
         for kind, folder, logprobs in places:
             suffix = ROTATIONS_SUFFIX if kind == ROTATIONS_KIND else ".scores.json"
             for path in sorted(folder.glob(f"*{suffix}")):
-                found.append((kind, path.name.removesuffix(suffix), path, logprobs))
+                found.append(RobustnessResult(kind, path.name.removesuffix(suffix), path, logprobs))
         return found
 
 
@@ -169,17 +182,12 @@ def sources(origin: str | Path, models: list[str] | None = None) -> list[Source]
             )
     chosen = models or list(found)
     return [
-        Source(name, *found[name], infos.get(name) or ModelInfo(name=name, display_name=name))
+        Source(name, *found[name], infos.get(name) or ModelInfo.from_record({"name": name}))
         for name in chosen
     ]
 
 
 # -- the canonical requests of this olmes version ------------------------------------------------------
-
-
-def _serialized(rows) -> bytes:
-    """Rows as ``write_records`` writes them (the bytes whose SHA-256 a run record holds)."""
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
 
 
 @functools.cache
@@ -201,23 +209,19 @@ def canonical_sha256(
 ) -> str:
     """SHA-256 of the request file ``olmes requests`` writes for this task, set, limit and variant."""
     rows = canonical_requests(task, request_set, limit, source, variant)
-    return hashlib.sha256(_serialized(rows)).hexdigest()
+    return hashlib.sha256(records_bytes(rows)).hexdigest()
 
 
 def task_files(task: str, source: str = "bundle") -> dict[str, bytes]:
     """The store's files of one task (name -> bytes): its full instance list and its request examples."""
     instances = _instances(task, None, source)
-    files = {f"{task}.instances.jsonl.gz": _gzip(_serialized(instance_rows(TASKS[task], instances)))}
+    listed = instance_rows(TASKS[task], instances)
+    files = {f"{task}.instances.jsonl.gz": records_bytes(listed, compress=True)}
     for request_set in REQUEST_SETS:
         rows = canonical_requests(task, request_set, None, source)
         example = [row for row in rows if row["instance_index"] < EXAMPLE_INSTANCES]
-        files[f"{task}.{request_set}.examples.jsonl"] = _serialized(example)
+        files[f"{task}.{request_set}.examples.jsonl"] = records_bytes(example)
     return files
-
-
-def _gzip(data: bytes) -> bytes:
-    """gzip with no time or name in the header: the same content gives the same bytes (and git diff)."""
-    return gzip.compress(data, compresslevel=9, mtime=0)
 
 
 # -- publishing ---------------------------------------------------------------------------------------
@@ -300,11 +304,10 @@ class CheckedRobustness:
     instances: int
 
 
-def check_robustness(
-    model: str, kind: str, task: str, path: Path, logprobs: Path, data_source: str
-) -> CheckedRobustness:
+def check_robustness(model: str, result: RobustnessResult, data_source: str) -> CheckedRobustness:
     """A prompt variant's summary or a rotations report, checked like a standard result: files
     intact, requests this version's (the variant's, at the limit it was run with), one model."""
+    kind, task, path, logprobs = result.kind, result.task, result.path, result.logprobs
     where = f"{model} {task} ({kind})"
     if kind == ROTATIONS_KIND:
         report = read_rotation_report(path)
@@ -356,12 +359,12 @@ def publish(
     for source in sources(origin, models):
         wanted = lambda task: tasks is None or task in tasks  # noqa: E731
         chosen = [] if robustness_only else [task for task in source.tasks() if wanted(task)]
-        found = [item for item in source.robustness(origin) if wanted(item[1])]
+        found = [result for result in source.robustness(origin) if wanted(result.task)]
         if not chosen and not found:
             what = "robustness results" if robustness_only else "score summaries"
             raise OlmesError(f"{origin}: model {source.model} has no {what} to publish")
         checked = [check_task(source, task, data_source, allow_partial) for task in chosen]
-        extra = [check_robustness(source.model, *item, data_source) for item in found]
+        extra = [check_robustness(source.model, result, data_source) for result in found]
         _check_replacement(store, source.model, checked, extra, replace, robustness_only)
         plans.append((source, checked, extra))
     lines = []
@@ -448,10 +451,7 @@ def _write_task_files(store: Path, task: str, data_source: str) -> None:
 def _write_model(store: Path, source: Source, checked: list[Checked], extra: list[CheckedRobustness]) -> None:
     """Build the model's new folder (kept results + new ones) beside the old one, then swap it in."""
     final = store / "models" / source.model
-    final.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{source.model}.publishing-"))
-    make_dir_public(staging)
-    try:
+    with atomic_dir(final, "publishing") as staging:
         old = read_model_record(store, source.model) if (final / MODEL_RECORD).is_file() else None
         same_weights = old is not None and old["fingerprint"] == _fingerprint(
             source.model, [*checked, *extra]
@@ -472,10 +472,6 @@ def _write_model(store: Path, source: Source, checked: list[Checked], extra: lis
         if robustness:
             record[ROBUSTNESS] = robustness
         write_json_atomic(staging / MODEL_RECORD, record)
-        _swap(staging, final)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
 
 
 def _write_robustness(final: Path, staging: Path, kept: dict, extra: list[CheckedRobustness]) -> dict:
@@ -520,16 +516,6 @@ def _copy(source: Path, target: Path) -> None:
         shutil.copyfile(source, temp)
 
 
-def _swap(staging: Path, final: Path) -> None:
-    old = None
-    if final.exists():
-        old = final.parent / f".{final.name}.old-{staging.name.rsplit('-', 1)[-1]}"
-        final.rename(old)
-    staging.rename(final)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def _task_entry(item: Checked) -> dict:
     summary = item.summary
     return {
@@ -544,10 +530,10 @@ def _task_entry(item: Checked) -> dict:
     }
 
 
-def _model_record(source: Source, items: list, tasks: dict) -> dict:
+def _model_record(source: Source, items: list, tasks: dict) -> ModelRecord:
     """Provenance of the model's results: what model, which weights, where, with what, at what cost."""
     run = items[0].runs[0]
-    info = {k: v for k, v in vars(source.info).items() if v is not None}
+    info = source.info.entry()
     ordered = {task: tasks[task] for task in TASKS if task in tasks}
     return {
         "format": STORE_FORMAT,

@@ -7,7 +7,7 @@ rows plus structured records and the cells' values at full precision) and ``<key
 ``table``). Figure data (:mod:`olmes.figures`) is written as CSV and JSON only. ``index.json``
 lists every file and the inputs.
 
-Rules that hold in every table: an average over tasks is given only when the model has all 10 tasks
+Rules that hold in every table: an average over tasks is given only when the model has every task
 and none is partial; a partial result (a limit, or fewer instances than the standard) carries ᵖ, its
 model sits in a separate "partial runs" group, and it is never shown as an OLMES score.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,9 @@ from olmes import __version__
 from olmes.atomic import write_json_atomic
 from olmes.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_table
 from olmes.figures import write_figures
-from olmes.flags import task_flags
+from olmes.flags import chance_accuracy, task_flags
+from olmes.methods import MCF, NORMALIZATIONS, cf_method, get_method
+from olmes.records import LeaderboardRow, LeaderboardTask, RobustnessInput, TablesIndex, TaskFlag
 from olmes.render import (
     DAGGER,
     MISSING,
@@ -36,6 +39,7 @@ from olmes.render import (
     text_cell,
     write_table,
 )
+from olmes.resources import file_sha256
 from olmes.results import (
     ScoreSet,
     best_of_two_score,
@@ -45,7 +49,7 @@ from olmes.results import (
     task_name,
 )
 from olmes.robustness import rotations_table, table5
-from olmes.scoring import MCF, NEAR_TIE_NATS, NORMALIZATION_FORMULAS, NORMALIZATIONS, cf_method, file_sha256
+from olmes.scoring import NEAR_TIE_NATS
 from olmes.tasks import TASKS
 
 TIE_TOLERANCE = 1e-12
@@ -54,7 +58,7 @@ TIE_TOLERANCE = 1e-12
 PARTIAL_GROUP = "Partial runs (a limit or missing instances; not OLMES scores)"
 PARTIAL_NOTE = (
     f"{PARTIAL_MARK} marks a partial result (a limit, or fewer instances than the standard); "
-    "averages need all 10 tasks, none partial."
+    f"averages need all {len(TASKS)} tasks, none partial."
 )
 
 
@@ -82,7 +86,7 @@ def model_task_table(
     """Rows = models (complete group first, then partial runs), columns = tasks + average columns.
 
     ``averages`` maps a column label to a function of the model; it is only called for models that
-    have all 10 tasks complete (otherwise the column shows "—").
+    have every task of the registry complete (otherwise the column shows "—").
     """
     header = ["Model"] + [task_name(task) for task in scores.tasks] + list(averages)
     complete_rows, partial_rows, records = [], [], []
@@ -174,7 +178,7 @@ def _cf_or_mcf_table(
     return model_task_table(
         scores, key, title,
         f"{what} accuracy (%) per model and task; MMLU is the macro-average. "
-        "Average = mean over the 10 tasks; Max average = mean over the tasks of max(CF, MCF), the "
+        f"Average = mean over the {len(TASKS)} tasks; Max average = mean over the tasks of max(CF, MCF), the "
         "OLMES average.",
         _accuracy_cell(method_of),
         {"Average": average, "Max average": lambda model: _mean_over_tasks(scores, model, best_of_two_score)},
@@ -201,7 +205,8 @@ def table7(scores: ScoreSet) -> Table:
 def tables_9_to_12(scores: ScoreSet) -> list[Table]:
     tables = []
     for number, norm in enumerate(NORMALIZATIONS, start=9):
-        method = cf_method(norm)
+        cf = cf_method(norm)
+        method = cf.key
 
         def average(model: str, method: str = method) -> float | None:
             return _mean_over_tasks(scores, model, lambda s, m=method: method_accuracy(s, m))
@@ -211,7 +216,7 @@ def tables_9_to_12(scores: ScoreSet) -> list[Table]:
                 scores,
                 f"table{number}_{norm}",
                 f"CF accuracy, normalization {norm} (paper Table {number})",
-                f"CF accuracy (%) with normalization '{norm}' ({NORMALIZATION_FORMULAS[norm]}). "
+                f"CF accuracy (%) with normalization '{norm}' ({cf.formula}). "
                 f"{MISSING} where the run has no such scores (pmi needs unconditional requests).",
                 _accuracy_cell(lambda task, m=method: m),
                 {"Average": average},
@@ -273,7 +278,9 @@ def normalization_wins(accuracies: dict[str, float]) -> list[str]:
 def _compared_norms(summaries: list[dict]) -> list[str]:
     """The normalizations every model has for a task (pmi only where all runs have pmi rows)."""
     return [
-        norm for norm in NORMALIZATIONS if all(cf_method(norm) in summary["methods"] for summary in summaries)
+        norm
+        for norm in NORMALIZATIONS
+        if all(cf_method(norm).key in summary["methods"] for summary in summaries)
     ]
 
 
@@ -325,7 +332,7 @@ def _task_wins(summaries: list[dict], compared: list[str], recommended: str) -> 
     wins = dict.fromkeys(compared, 0)
     gaps = []
     for summary in summaries:
-        accuracies = {norm: summary["methods"][cf_method(norm)]["accuracy"] for norm in compared}
+        accuracies = {norm: summary["methods"][cf_method(norm).key]["accuracy"] for norm in compared}
         for norm in normalization_wins(accuracies):
             wins[norm] += 1
         if recommended in accuracies:
@@ -342,12 +349,17 @@ def _task_wins(summaries: list[dict], compared: list[str], recommended: str) -> 
 # -- Table 8: MMLU macro vs micro -------------------------------------------------------------------
 
 
-def table8(scores: ScoreSet) -> Table:
-    cf = recommended_method("mmlu")
+def table8(scores: ScoreSet) -> list[Table]:
+    """One macro-vs-micro table per task averaged over subjects (the standard has one: MMLU)."""
+    return [_macro_micro_table(scores, task) for task in TASKS if TASKS[task].subjects]
+
+
+def _macro_micro_table(scores: ScoreSet, task: str) -> Table:
+    cf = recommended_method(task)
     header = ["Model", "CF macro", "CF micro", "MCF macro", "MCF micro", "Subjects", "Instances"]
     complete_rows, partial_rows, records = [], [], []
     for info in scores.models:
-        summary = scores.get(info.name, "mmlu")
+        summary = scores.get(info.name, task)
         if summary is None:
             continue
         record = {"model": info.name, "display_name": info.display_name, "partial": summary["partial"]}
@@ -368,26 +380,209 @@ def table8(scores: ScoreSet) -> Table:
     groups = ([(None, complete_rows)] if complete_rows else []) + (
         [(PARTIAL_GROUP, partial_rows)] if partial_rows else []
     )
+    name = task_name(task)
     caption = (
-        f"MMLU accuracy (%): macro = mean of the per-subject accuracies (the OLMES score), micro = "
-        f"accuracy over all instances. CF uses normalization '{cf.removeprefix('cf_')}'. {PARTIAL_NOTE}"
+        f"{name} accuracy (%): macro = mean of the per-subject accuracies (the OLMES score), micro = "
+        f"accuracy over all instances. CF uses normalization '{get_method(cf).normalization}'. {PARTIAL_NOTE}"
     )
     return Table(
-        "table8_mmlu", "MMLU macro vs micro average (paper Table 8)", caption, header, groups, records
+        f"table8_{task}", f"{name} macro vs micro average (paper Table 8)", caption, header, groups, records
+    )
+
+
+# -- the leaderboard: the rows the site shows -------------------------------------------------------
+
+
+def leaderboard_table(scores: ScoreSet, table4: Table, bootstrap: Table, flags: list[dict]) -> Table:
+    """The leaderboard as data (:class:`~olmes.records.LeaderboardRow` records, in rank order): per
+    model its rank and Table 4's average with its standard error, per task the OLMES score and what
+    is shown beside it (standard error, formulation, CF and MCF accuracies, n, the models it is
+    statistically tied with in ``bootstrap``, chance, the ``flags`` of its two formulations).
+
+    Order: complete models (no partial result) first, by average, highest first; those without an
+    average after them, by the mean of the scores they have; then by display name. Partial runs come
+    last and are never ranked; a rank is the position among the models that have an average.
+    """
+    averages = {record["model"]: record for record in table4.records}
+    ties = _bootstrap_ties(bootstrap.records)
+    by_cell: dict[tuple[str, str], list[TaskFlag]] = {}
+    for flag in flags:
+        by_cell.setdefault((flag["model"], flag["task"]), []).append(
+            {"code": flag["code"], "method": flag["method"], "message": flag["message"]}
+        )
+    rows: list[LeaderboardRow] = []
+    for info in scores.models:
+        if all(scores.get(info.name, task) is None for task in scores.tasks):
+            continue
+        average = averages.get(info.name, {})
+        tasks = {
+            task: _leaderboard_task(
+                scores, info.name, task, ties.get((info.name, task), []), by_cell.get((info.name, task), [])
+            )
+            for task in scores.tasks
+        }
+        rows.append({
+            "rank": None, "model": info.name, "display_name": info.display_name,
+            "partial": scores.model_is_partial(info.name), "average": average.get("Average"),
+            "average_stderr": average.get("average_stderr"), "tasks": tasks,
+        })  # fmt: skip
+    rows.sort(key=_rank_key)
+    for position, row in enumerate(row for row in rows if row["average"] is not None):
+        row["rank"] = position + 1
+    return _leaderboard_display(scores, rows)
+
+
+def _bootstrap_ties(records: list[dict]) -> dict[tuple[str, str], list[str]]:
+    """(model, task) -> the models the paired bootstrap found statistically tied with it there."""
+    ties: dict[tuple[str, str], list[str]] = {}
+    for record in records:
+        if record.get("tied"):
+            ties.setdefault((record["higher"], record["task"]), []).append(record["lower"])
+            ties.setdefault((record["lower"], record["task"]), []).append(record["higher"])
+    return ties
+
+
+def _leaderboard_task(
+    scores: ScoreSet, model: str, task: str, tied: list[str], flags: list[TaskFlag]
+) -> LeaderboardTask | None:
+    summary = scores.get(model, task)
+    if summary is None:
+        return None
+    best = summary.get("best_of_two")
+    formulations = (best["cf_method"], MCF) if best else ()  # the two formulations of the score
+    return {
+        "score": best["score"] if best else None,
+        "stderr": best_of_two_stderr(summary),
+        "formulation": best["formulation"] if best else None,
+        "dagger": bool(best and best["dagger"]),
+        "partial": summary["partial"],
+        "cf_accuracy": best["cf_accuracy"] if best else None,
+        "mcf_accuracy": best["mcf_accuracy"] if best else None,
+        "n": summary["n_instances"],
+        "statistically_tied_with": tied,
+        "method": best["method"] if best else None,
+        "chance": chance_accuracy(scores.predictions(model, task)),
+        "flags": [flag for flag in flags if flag["method"] in formulations],
+    }
+
+
+def _rank_key(row: LeaderboardRow) -> tuple:
+    available = [cell["score"] for cell in row["tasks"].values() if cell and cell["score"] is not None]
+    mean_available = float(np.mean(available)) if available else -1.0
+    average = row["average"]
+    return (row["partial"], average is None, -(average or 0.0), -mean_available, row["display_name"])
+
+
+def _leaderboard_display(scores: ScoreSet, rows: list[LeaderboardRow]) -> Table:
+    header = ["Model", "Rank", "Average", "s.e."] + [task_name(task) for task in scores.tasks]
+    short = ["Model", "Rank", "Average", "s.e."] + [task_short_name(task) for task in scores.tasks]
+    groups: dict[bool, list[list[Cell]]] = {False: [], True: []}
+    for row in rows:
+        cells = [
+            text_cell(row["display_name"] + (" (partial)" if row["partial"] else "")),
+            Cell(None, MISSING) if row["rank"] is None else Cell(row["rank"], str(row["rank"])),
+            percent_cell(row["average"]),
+            percent_cell(row["average_stderr"]),
+        ]
+        for task in scores.tasks:
+            cell = row["tasks"][task]
+            if cell is None or cell["score"] is None:
+                cells.append(Cell(None, MISSING))
+                continue
+            marks = (DAGGER if cell["dagger"] else "") + (PARTIAL_MARK if cell["partial"] else "")
+            cells.append(Cell(cell["score"], percent(cell["score"]) + marks))
+        groups[row["partial"]].append(cells)
+    caption = (
+        f"The leaderboard the site shows, as data: OLMES score (%) per model and task, {DAGGER} where MCF "
+        "won; Average and its standard error (s.e.) from Table 4. Rank among the models with an "
+        "average, highest first; models without one follow by the mean of the scores they have. The "
+        "JSON records add per task the standard error, formulation, CF and MCF accuracies, n, the models "
+        "statistically tied with (paired bootstrap), the accuracy of guessing and the flags of the "
+        "score's two formulations."
+    )
+    labelled = [(None, groups[False])] if groups[False] else []
+    labelled += [(PARTIAL_GROUP, groups[True])] if groups[True] else []
+    return Table(
+        "leaderboard", "Leaderboard", caption + " " + PARTIAL_NOTE, header, labelled, rows, latex_header=short
     )
 
 
 # -- everything -------------------------------------------------------------------------------------
 
 
+@dataclass
+class TableInputs:
+    """What the table builders read: the scores, the bootstrap's settings, the tables built so far
+    (a builder may use those of the builders before it) and the flags, computed once."""
+
+    scores: ScoreSet
+    resamples: int = BOOTSTRAP_RESAMPLES
+    seed: int = BOOTSTRAP_SEED
+    built: dict[str, Table] = field(default_factory=dict)
+    _flags: list[dict] | None = None
+
+    def flags(self) -> list[dict]:
+        if self._flags is None:
+            self._flags = flag_rows(self.scores)
+        return self._flags
+
+
+@dataclass(frozen=True)
+class TableBuilder:
+    """One entry of :data:`TABLE_BUILDERS`: the keys of the tables it builds, in order, and how."""
+
+    keys: tuple[str, ...]
+    build: Callable[[TableInputs], list[Table]]
+
+
+TABLE_BUILDERS = (
+    TableBuilder(("table3_normalizations",), lambda given: [table3(given.scores)]),
+    TableBuilder(("table4_olmes",), lambda given: [table4(given.scores)]),
+    TableBuilder(("table6_cf",), lambda given: [table6(given.scores)]),
+    TableBuilder(("table7_mcf",), lambda given: [table7(given.scores)]),
+    TableBuilder(
+        tuple(f"table8_{task}" for task in TASKS if TASKS[task].subjects), lambda given: table8(given.scores)
+    ),
+    TableBuilder(
+        tuple(f"table{number}_{norm}" for number, norm in enumerate(NORMALIZATIONS, start=9)),
+        lambda given: tables_9_to_12(given.scores),
+    ),
+    TableBuilder(("near_ties",), lambda given: [near_ties_table(given.scores)]),
+    TableBuilder(("bpb",), lambda given: [bpb_table(given.scores)]),
+    TableBuilder(
+        ("paired_bootstrap",), lambda given: [bootstrap_table(given.scores, given.resamples, given.seed)]
+    ),
+    TableBuilder(("table5_variants",), lambda given: [table5(given.scores)]),
+    TableBuilder(("rotations",), lambda given: [rotations_table(given.scores)]),
+    TableBuilder(
+        ("leaderboard",),
+        lambda given: [
+            leaderboard_table(
+                given.scores, given.built["table4_olmes"], given.built["paired_bootstrap"], given.flags()
+            )
+        ],
+    ),
+)
+"""Every table of the tables folder, in the order they are built and written: adding a table means
+adding its builder here (``olmes site`` reads the tables by these keys)."""
+
+TABLE_KEYS = tuple(key for builder in TABLE_BUILDERS for key in builder.keys)
+
+
 def all_tables(
     scores: ScoreSet, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
 ) -> list[Table]:
-    return [
-        table3(scores), table4(scores), table6(scores), table7(scores), table8(scores),
-        *tables_9_to_12(scores), near_ties_table(scores), bpb_table(scores),
-        bootstrap_table(scores, resamples, seed), table5(scores), rotations_table(scores),
-    ]  # fmt: skip
+    return _build_all(TableInputs(scores, resamples, seed))
+
+
+def _build_all(given: TableInputs) -> list[Table]:
+    for builder in TABLE_BUILDERS:
+        tables = builder.build(given)
+        keys = tuple(table.key for table in tables)
+        if keys != builder.keys:
+            raise RuntimeError(f"the table builder of {builder.keys} built {keys}")
+        given.built.update((table.key, table) for table in tables)
+    return list(given.built.values())
 
 
 def build_tables(
@@ -395,29 +590,34 @@ def build_tables(
 ) -> list[Path]:
     """Write every table, the figure data and ``index.json`` under ``out``; return the paths written."""
     out = Path(out)
+    given = TableInputs(scores, resamples, seed)
     written = []
-    for table in all_tables(scores, resamples, seed):
+    for table in _build_all(given):
         written += write_table(table, out)
     written += write_figures(scores, out)
-    written.append(write_flags(scores, out))
+    written.append(write_flags(given.flags(), out))
     index = out / "index.json"
     write_json_atomic(index, _index(scores, written, resamples, seed))
     return [*written, index]
 
 
-def write_flags(scores: ScoreSet, out: Path) -> Path:
-    """``flags.json``: every flag of every model x task (olmes/flags.py), for the site to show."""
-    rows = [
+def flag_rows(scores: ScoreSet) -> list[dict]:
+    """Every flag of every model x task (olmes/flags.py), each with its ``model`` and ``task``."""
+    return [
         {"model": model, "task": task, **flag}
         for (model, task), summary in sorted(scores.summaries.items())
         for flag in task_flags(summary, scores.predictions(model, task))
     ]
+
+
+def write_flags(rows: list[dict], out: Path) -> Path:
+    """``flags.json``: the flags of :func:`flag_rows`, for the site to show."""
     path = out / "flags.json"
     write_json_atomic(path, {"flags": rows})
     return path
 
 
-def _index(scores: ScoreSet, written: list[Path], resamples: int, seed: int) -> dict:
+def _index(scores: ScoreSet, written: list[Path], resamples: int, seed: int) -> TablesIndex:
     return {
         "olmes_version": __version__,
         "files": [path.name for path in written],
@@ -438,7 +638,7 @@ def _index(scores: ScoreSet, written: list[Path], resamples: int, seed: int) -> 
     }
 
 
-def robustness_inputs(scores: ScoreSet) -> list[dict]:
+def robustness_inputs(scores: ScoreSet) -> list[RobustnessInput]:
     """The prompt-variant summaries and rotations reports the tables were built from, by SHA-256."""
     return [
         {"result": list(key), "path": str(path), "sha256": file_sha256(path)}

@@ -22,6 +22,7 @@ import pandas as pd
 from olmes import store
 from olmes.cli import main as olmes
 from olmes.errors import OlmesError
+from olmes.results import ModelInfo
 
 
 def with_bytes(frame: pd.DataFrame, task: str, request_set: str, limit: int | None) -> pd.DataFrame:
@@ -65,8 +66,7 @@ def rescore(root: Path, model: str, work: Path) -> None:
                    "--summary", str(scores / f"{task}.scores.json")]  # fmt: skip
         if olmes(["score", "--model-name", model, "--task", task, *inputs, *limit, *pmi, *outputs]) != 0:
             raise OlmesError(f"{model} {task}: olmes score failed")
-    keys = ("name", "display_name", "series", "training_tokens", "checkpoint")
-    info = {key: record[key] for key in keys if key in record}
+    info = ModelInfo.from_record(record, str(source / store.MODEL_RECORD), other_keys=True).entry()
     (work / "models.json").write_text(json.dumps({"models": [info]}), encoding="utf-8")
 
 

@@ -17,7 +17,7 @@ import csv
 import json
 from pathlib import Path
 
-from olmes.records import read_run_record
+from olmes.records import read_run_record, write_records
 
 FACTS = (
     "requests_computed", "requests_from_cache", "tokens_forwarded", "trie_minimal_tokens", "naive_tokens",
@@ -27,27 +27,26 @@ FACTS = (
 
 def collect(results: Path, ledger: Path) -> int:
     known = {(row["model"], row["requests_sha256"]) for row in _ledger(ledger)}
-    added = 0
-    with open(ledger, "a", encoding="utf-8") as handle:
-        for path in sorted(results.glob("logprobs/*/*.parquet")):
-            record = read_run_record(path)
-            model, (task, request_set) = path.parent.name, path.name.split(".")[:2]
-            if record is None or record["requests_computed"] == 0:
-                continue
-            if (model, record["requests_sha256"]) in known:
-                continue
-            row = {
-                "model": model,
-                "task": task,
-                "set": request_set,
-                "requests_sha256": record["requests_sha256"],
-            }
-            row.update({key: record[key] for key in FACTS})
-            row.update(_process_times(results / "benchmarks/logprobs" / model / f"{task}.{request_set}.tsv"))
-            handle.write(json.dumps(row) + "\n")
-            known.add((model, record["requests_sha256"]))
-            added += 1
-    return added
+    rows = []
+    for path in sorted(results.glob("logprobs/*/*.parquet")):
+        record = read_run_record(path)
+        model, (task, request_set) = path.parent.name, path.name.split(".")[:2]
+        if record is None or record["requests_computed"] == 0:
+            continue
+        if (model, record["requests_sha256"]) in known:
+            continue
+        row = {
+            "model": model,
+            "task": task,
+            "set": request_set,
+            "requests_sha256": record["requests_sha256"],
+        }
+        row.update({key: record[key] for key in FACTS})
+        row.update(_process_times(results / "benchmarks/logprobs" / model / f"{task}.{request_set}.tsv"))
+        rows.append(row)
+        known.add((model, record["requests_sha256"]))
+    write_records(rows, ledger, append=True, ascii_only=True)
+    return len(rows)
 
 
 def _process_times(benchmark: Path) -> dict[str, float | None]:

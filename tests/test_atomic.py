@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from olmes.atomic import atomic_path, make_dir_public, write_json_atomic, write_text_atomic
+from olmes.atomic import atomic_dir, atomic_path, make_dir_public, write_json_atomic, write_text_atomic
 
 
 @pytest.fixture
@@ -44,3 +44,21 @@ def test_a_failed_write_leaves_the_old_file(tmp_path):
         temp.write_text("half")
         raise RuntimeError("interrupted")
     assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["t.txt"]
+
+
+def test_a_folder_is_swapped_in_whole_or_not_at_all(tmp_path, umask):
+    umask(0o022)
+    target = tmp_path / "site"
+    with atomic_dir(target, "building") as staging:
+        (staging / "old.html").write_text("old")
+    assert mode(target) == 0o755 and [p.name for p in target.iterdir()] == ["old.html"]
+    with pytest.raises(RuntimeError), atomic_dir(target, "building") as staging:
+        (staging / "half.html").write_text("half")
+        raise RuntimeError("interrupted")
+    assert [p.name for p in target.iterdir()] == ["old.html"]
+    assert [p.name for p in tmp_path.iterdir()] == ["site"]  # no staging or old folder left behind
+    with atomic_dir(target, "building") as staging:
+        assert staging.parent == tmp_path and staging.name.startswith(".site.building-")
+        (staging / "new.html").write_text("new")
+    assert [p.name for p in target.iterdir()] == ["new.html"]
+    assert [p.name for p in tmp_path.iterdir()] == ["site"]

@@ -116,7 +116,9 @@ def test_gemma_bos_and_sliding_window_are_exact(gemma):
     sums, counts, greedy = reference(gemma, pairs)
     assert np.abs(scores.sum_logprob - sums).max() <= TOLERANCE
     assert (scores.num_tokens == counts).all() and (scores.is_greedy == greedy).all()
-    assert expects_bos(gemma.tokenizer, gemma.model.config.model_type) == gemma.bos_token_id is not None
+    assert gemma.bos_token_id is not None  # the tokenizer has a BOS token but does not add it itself
+    assert expects_bos(gemma.tokenizer, gemma.model.config.model_type) == gemma.bos_token_id
+    assert expects_bos(gemma.tokenizer, "llama") is None  # the same tokenizer: only a Gemma gets the BOS
     encoded = engine.encode_requests(gemma.tokenizer, pairs, gemma.bos_token_id)
     assert all(e.tokens[0] == gemma.bos_token_id for e in encoded)
 

@@ -10,7 +10,7 @@ import numpy as np
 from olmes.cli import main
 from olmes.flags import task_flags
 from olmes.scoring import score_task
-from tests.test_scoring import cf_files, instance_rows, mcf_rows, write
+from tests.helpers import cf_files, instance_rows, mcf_rows, write
 
 N = 200
 
@@ -63,7 +63,7 @@ def test_cf_choice_bias_counts_positions(tmp_path):
     predictions, summary = score_task("m", cf_path=write(tmp_path, "cf.parquet", rows))
     flags = [flag for flag in task_flags(summary, predictions) if flag["method"] == "cf_none"]
     assert [flag["message"] for flag in flags] == [
-        "CF (none) answers choice 1 for 100% of the 200 instances (gold has it for 50%)"
+        "CF none answers choice 1 for 100% of the 200 instances (gold has it for 50%)"
     ]
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from olmes import store
-from tests.test_site import browser, watched  # noqa: F401  (browser is a fixture)
+from tests.helpers import watched
 
 REPO = Path(__file__).resolve().parent.parent
 ACTIONLINT = (
@@ -89,7 +89,7 @@ def test_pages_files_have_the_users_umask(pages_site) -> None:
         assert stat.S_IMODE(path.stat().st_mode) == 0o755, path
 
 
-def test_pages_site_renders_in_chromium(pages_site, browser) -> None:  # noqa: F811
+def test_pages_site_renders_in_chromium(pages_site, browser) -> None:
     site = pages_site["site"]
     with watched(browser) as w:
         started = time.monotonic()

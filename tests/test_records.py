@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import gzip
 import json
+from pathlib import Path
 
 import pytest
 
 from olmes.errors import OlmesError
 from olmes.records import (
-    SUMMARY_SCHEMA,
     InstanceRow,
     RequestRow,
     read_records,
@@ -72,6 +72,44 @@ def test_run_record_and_summary_readers(tmp_path):
         read_run_record(tmp_path / "x.parquet")
     summary = tmp_path / "s.scores.json"
     summary.write_text(json.dumps({"schema": "other/1"}))
-    with pytest.raises(OlmesError, match="not an olmes ScoreSummary"):
+    with pytest.raises(OlmesError, match=r"not an olmes score summary \(olmes\.scores/2\)"):
         read_score_summary(summary)
-    assert SUMMARY_SCHEMA == "olmes.scores/1"
+    summary.write_text(json.dumps({"schema": "olmes.scores/1"}))
+    with pytest.raises(OlmesError, match="olmes.scores/1; update it with python scripts/migrate_scores.py"):
+        read_score_summary(summary)
+    summary.write_text(json.dumps({"schema": "olmes.scores/2"}))
+    with pytest.raises(OlmesError, match="not an olmes ScoreSummary: field 'model' is missing"):
+        read_score_summary(summary)
+
+
+def test_nested_records_are_checked_to_the_field(tmp_path) -> None:
+    """A summary's inner records (method stats, best-of-two) are checked too, and the message names
+    the field's path: an accuracy turned into text or a formulation outside CF/MCF is refused."""
+    store = Path(__file__).resolve().parent.parent / "leaderboard"
+    good = json.loads(next(store.rglob("scores/boolq.scores.json")).read_text())
+    path = tmp_path / "boolq.scores.json"
+    path.write_text(json.dumps(good))
+    assert read_score_summary(path) == good
+    for change, field in (
+        (lambda s: s["methods"]["mcf"].update(accuracy="0.6"), "methods.mcf.accuracy"),
+        (lambda s: s["best_of_two"].update(formulation="pmi"), "best_of_two.formulation"),
+        (lambda s: s["methods"]["cf_none"].pop("near_ties"), "methods.cf_none.near_ties"),
+    ):
+        bad = json.loads(json.dumps(good))
+        change(bad)
+        path.write_text(json.dumps(bad))
+        with pytest.raises(OlmesError, match=f"field '{field}'"):
+            read_score_summary(path)
+
+
+def test_one_json_lines_writer_for_files_bytes_gzip_and_appends(tmp_path):
+    from olmes.records import records_bytes
+
+    rows = [ROW, {**ROW, "context": "Ziel: ü\nAntwort:"}]
+    write_records(rows, tmp_path / "r.jsonl")
+    data = (tmp_path / "r.jsonl").read_bytes()
+    assert data == records_bytes(rows) and "ü".encode() in data  # UTF-8 as is
+    assert records_bytes(rows, compress=True) == records_bytes(rows, compress=True)  # no time in the header
+    assert gzip.decompress(records_bytes(rows, compress=True)) == data
+    write_records(rows[1:], tmp_path / "r.jsonl", append=True, ascii_only=True)
+    assert (tmp_path / "r.jsonl").read_bytes() == data + json.dumps(rows[1]).encode() + b"\n"

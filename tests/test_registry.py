@@ -21,7 +21,7 @@ from olmes.requests import build_requests, request_sets
 from olmes.tasks import TASKS
 from olmes.tasks.base import curated_fewshot
 from olmes.tasks.question_answer import CSQA
-from tests.test_site import _logprobs
+from tests.helpers import engine_logprobs
 
 REPO = Path(__file__).resolve().parent.parent
 WHY = "Made-up reason <for> a made-up task & its normalization."
@@ -78,7 +78,7 @@ def test_made_up_task_reaches_requests_scores_tables_and_site(toy_task, tmp_path
         write_records(rows, folders["requests"] / f"toyqa.{formulation}.jsonl")
         path = folders["logprobs"] / f"toyqa.{formulation}.parquet"
         path.parent.mkdir(parents=True, exist_ok=True)
-        _logprobs(rows, "m", 7).to_parquet(path, index=False)
+        engine_logprobs(rows, "m", 7).to_parquet(path, index=False)
         args += [f"--{formulation}", str(path)]
     assert (
         main(

@@ -44,8 +44,8 @@ def test_hellaswag_sample_positions_match_spec() -> None:
 def test_cli_writes_documented_fields(tmp_path) -> None:
     out = tmp_path / "req.jsonl"
     pmi = tmp_path / "pmi.jsonl"
-    assert main(["requests", "csqa", "--formulation", "cf", "--limit", "3", "--output", str(out)]) == 0
-    assert main(["requests", "csqa", "--formulation", "pmi", "--limit", "3", "--output", str(pmi)]) == 0
+    assert main(["requests", "csqa", "--request-set", "cf", "--limit", "3", "--output", str(out)]) == 0
+    assert main(["requests", "csqa", "--request-set", "pmi", "--limit", "3", "--output", str(pmi)]) == 0
     rows, baseline = read_records(out, RequestRow), read_records(pmi, RequestRow)
     assert len(rows) == len(baseline) == 3 * 5  # 3 instances x 5 choices
     optional = RequestRow.__optional_keys__  # e.g. MMLU's subject, mcf_rot's rotation, a variant's name
@@ -65,12 +65,12 @@ def test_cli_writes_documented_fields(tmp_path) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["requests", "nosuchtask", "--formulation", "cf"], "unknown task 'nosuchtask'"),
-        (["requests", "piqa", "--formulation", "xx"], "invalid choice: 'xx'"),
-        (["requests", "piqa", "--formulation", "cf", "--limit", "0"], "must be a positive number"),
-        (["requests", "piqa", "--formulation", "cf", "--limit", "-3"], "must be a positive number"),
-        (["requests", "piqa"], "--output and --formulation go together"),
-        (["requests", "boolq", "--formulation", "pmi"], "the standard scores boolq without pmi"),
+        (["requests", "nosuchtask", "--request-set", "cf"], "unknown task 'nosuchtask'"),
+        (["requests", "piqa", "--request-set", "xx"], "invalid choice: 'xx'"),
+        (["requests", "piqa", "--request-set", "cf", "--limit", "0"], "must be a positive number"),
+        (["requests", "piqa", "--request-set", "cf", "--limit", "-3"], "must be a positive number"),
+        (["requests", "piqa"], "--output and --request-set go together"),
+        (["requests", "boolq", "--request-set", "pmi"], "the standard scores boolq without pmi"),
     ],
 )
 def test_cli_errors_are_one_line_and_non_zero(tmp_path, argv: list[str], message: str) -> None:
@@ -84,7 +84,7 @@ def test_cli_errors_are_one_line_and_non_zero(tmp_path, argv: list[str], message
 
 def test_cli_writes_instances_with_the_requests(tmp_path) -> None:
     requests, instances = tmp_path / "req.jsonl", tmp_path / "inst.jsonl"
-    argv = ["requests", "winogrande", "--formulation", "mcf", "--limit", "2"]
+    argv = ["requests", "winogrande", "--request-set", "mcf", "--limit", "2"]
     assert main([*argv, "--output", str(requests), "--instances", str(instances)]) == 0
     rows, shown = read_records(requests, RequestRow), read_records(instances, InstanceRow)
     assert [row["instance_index"] for row in shown] == [0, 1]
@@ -111,7 +111,7 @@ def test_limit_keeps_the_first_instances() -> None:
 
 def test_winogrande_cf_contexts_differ_and_continuation_is_shared(tmp_path) -> None:
     out = tmp_path / "w.jsonl"
-    assert main(["requests", "winogrande", "--formulation", "cf", "--limit", "1", "--output", str(out)]) == 0
+    assert main(["requests", "winogrande", "--request-set", "cf", "--limit", "1", "--output", str(out)]) == 0
     first, second = read_records(out, RequestRow)
     assert first["context"].endswith("so Sarah") and second["context"].endswith("so Maria")
     assert first["continuation"] == second["continuation"] == " always got the easier cases."

@@ -11,14 +11,12 @@ import pytest
 
 from olmes.cli import main
 from olmes.errors import OlmesError
+from olmes.records import olmes_score
 from olmes.results import load_scores
 from olmes.robustness import table5
 from olmes.scoring import score_task, standard_error
 from olmes.site.build import build_site
-from tests.test_rotations import _frames
-from tests.test_scoring import instance_rows, write
-from tests.test_site import browser, watched  # noqa: F401 (the browser fixture)
-from tests.test_tables import compile_latex
+from tests.helpers import compile_latex, instance_rows, rotation_frames, watched, write
 
 N = 40  # boolq instances of the standard run; the variant runs the first 10
 
@@ -60,7 +58,7 @@ def results(tmp_path):
     )
     variant = _boolq_files(tmp_path, "var1", lambda i: i < 5, lambda i: i < 8, 10, variant="var1")
     var1 = _score(tmp_path, "var1", *variant, 10)
-    mcf, rot = _frames([0, 1, 2, 3], [4, 4, 4, 4], lambda gold_position, k: 0)
+    mcf, rot = rotation_frames([0, 1, 2, 3], [4, 4, 4, 4], lambda gold_position, k: 0)
     mcf_path, rot_path = write(tmp_path, "arc-mcf.parquet", mcf), write(tmp_path, "arc-rot.parquet", rot)
     rotations = tmp_path / "scores" / "rotations" / "arc_easy.rotations.json"
     argv = ["rotations", "--model-name", "m", "--mcf", str(mcf_path), "--rotations", str(rot_path)]
@@ -70,7 +68,7 @@ def results(tmp_path):
 
 def test_a_variant_is_labelled_and_never_an_olmes_score(results):
     summary = json.loads(results["var1"].read_text())
-    assert summary["variant"] == "var1" and summary["olmes"] is None
+    assert summary["variant"] == "var1" and olmes_score(summary) is None
     assert "prompt variant var1, not the standard's prompts" in summary["partial_reasons"]
     assert "variant" not in json.loads(results["standard"].read_text())
 
@@ -126,7 +124,7 @@ def test_inconsistent_robustness_inputs_are_refused(results, tmp_path):
         table5(load_scores([_score(tmp_path, "s2", *_boolq_files(tmp_path, "s2", bool, bool, 3), 3), short]))
 
 
-def test_robustness_page_draws_the_tables_and_letter_bias(results, browser):  # noqa: F811
+def test_robustness_page_draws_the_tables_and_letter_bias(results, browser):
     site = results["root"] / "site"
     build_site([results["standard"], results["var1"], results["rotations"]], site)
     html = (site / "robustness.html").read_text()

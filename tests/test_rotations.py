@@ -12,7 +12,7 @@ from olmes.errors import OlmesError
 from olmes.requests import requests_of, rotated, task_instances
 from olmes.rotations import analyze
 from olmes.tasks import TASKS
-from tests.test_scoring import write
+from tests.helpers import rotation_frames, write
 
 
 def test_rotation_requests_move_the_gold_and_keep_the_shots():
@@ -30,30 +30,9 @@ def test_rotation_requests_move_the_gold_and_keep_the_shots():
     assert rotated(instances[0], 0) == instances[0]
 
 
-def _frames(labels, choices, pick):
-    """MCF rows (rotation 0) and mcf_rot rows: ``pick(gold_position, k)`` is the position that wins."""
-    mcf, rot = [], []
-    for index, (gold, k) in enumerate(zip(labels, choices, strict=True)):
-        for rotation in range(k):
-            gold_position = (gold - rotation) % k
-            winner = pick(gold_position, k)
-            for position in range(k):
-                row = {
-                    "task": "arc_easy", "formulation": "mcf" if rotation == 0 else "mcf_rot",
-                    "instance_index": index, "native_id": str(index), "choice": position,
-                    "label": gold_position, "unconditional": False,
-                    "sum_logprob": -0.5 if position == winner else -3.0, "num_tokens": 1, "num_chars": 2,
-                }  # fmt: skip
-                if rotation:
-                    rot.append({**row, "rotation": rotation})
-                else:
-                    mcf.append(row)
-    return mcf, rot
-
-
 def test_a_model_that_always_answers_a(tmp_path):
     labels, choices = [0, 1, 2, 3, 1, 2], [4, 4, 4, 4, 3, 5]
-    mcf, rot = _frames(labels, choices, lambda gold_position, k: 0)
+    mcf, rot = rotation_frames(labels, choices, lambda gold_position, k: 0)
     report = analyze("M", write(tmp_path, "mcf.parquet", mcf), write(tmp_path, "rot.parquet", rot))
     assert report["standard_accuracy"] == pytest.approx(1 / 6)  # only instance 0 has its gold at A
     assert report["consistent_accuracy"] == 0.0
@@ -66,14 +45,14 @@ def test_a_model_that_always_answers_a(tmp_path):
 
 def test_a_model_that_knows_every_answer(tmp_path):
     labels, choices = [0, 1, 2, 3, 2], [4, 4, 4, 4, 3]
-    mcf, rot = _frames(labels, choices, lambda gold_position, k: gold_position)
+    mcf, rot = rotation_frames(labels, choices, lambda gold_position, k: gold_position)
     report = analyze("M", write(tmp_path, "mcf.parquet", mcf), write(tmp_path, "rot.parquet", rot))
     assert report["accuracy_by_rotation"] == [1.0] * 4 and report["spread"] == 0.0
     assert report["consistent_accuracy"] == report["permutation_averaged_accuracy"] == 1.0
 
 
 def test_a_missing_rotation_is_an_error_and_the_command_writes_the_report(tmp_path, capsys):
-    mcf, rot = _frames([1, 2], [4, 4], lambda gold_position, k: gold_position)
+    mcf, rot = rotation_frames([1, 2], [4, 4], lambda gold_position, k: gold_position)
     mcf_path = write(tmp_path, "mcf.parquet", mcf)
     with pytest.raises(OlmesError, match="instance 1 lacks some rotation of its 4 choices"):
         analyze("M", mcf_path, write(tmp_path, "short.parquet", rot[:-4]))

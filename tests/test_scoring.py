@@ -14,50 +14,9 @@ import pytest
 from olmes import scoring
 from olmes.cli import main
 from olmes.errors import OlmesError
-from olmes.records import SUMMARY_SCHEMA
+from olmes.records import SCORES_FORMAT, olmes_score
 from olmes.tasks import TASKS
-from tests.test_site import _run_record
-
-
-def instance_rows(task, formulation, index, continuations, sums, label, *, tokens=None, uncond=None, **extra):
-    """Engine rows of one instance: one conditional row per choice, plus unconditional ones if given."""
-    rows = []
-    tokens = tokens or [1] * len(sums)
-    for unconditional, values in ((False, sums), (True, uncond)):
-        for choice, value in enumerate(values or []):
-            rows.append({
-                "task": task, "formulation": formulation, "instance_index": index,
-                "native_id": f"id-{index}", "choice": choice, "label": label,
-                "unconditional": unconditional, "sum_logprob": float(value),
-                "num_tokens": tokens[choice], "num_chars": len(continuations[choice]),
-                "is_greedy": False, "request_index": len(rows), **extra,
-            })  # fmt: skip
-    return rows
-
-
-def write(tmp_path, name, rows):
-    path = tmp_path / name
-    pd.DataFrame(rows).to_parquet(path, index=False)
-    return path
-
-
-def cf_files(tmp_path, name, rows):
-    """CF rows as the engine writes them: the conditional rows in ``name``, the unconditional ones
-    (if any) in a pmi file beside it. Returns the keyword arguments of ``scoring.score_task``."""
-    conditional = [row for row in rows if not row["unconditional"]]
-    unconditional = [{**row, "formulation": "pmi"} for row in rows if row["unconditional"]]
-    pmi = write(tmp_path, name.replace(".parquet", ".pmi.parquet"), unconditional) if unconditional else None
-    return {"cf_path": write(tmp_path, name, conditional), "pmi_path": pmi}
-
-
-def mcf_rows(task, labels, winners, **extra):
-    """MCF rows where instance i's letter ``winners[i]`` has the highest log-prob."""
-    rows = []
-    for index, (label, winner) in enumerate(zip(labels, winners, strict=True)):
-        sums = [-3.0, -3.0, -3.0, -3.0]
-        sums[winner] = -0.5
-        rows += instance_rows(task, "mcf", index, [" A", " B", " C", " D"], sums, label, **extra)
-    return rows
+from tests.helpers import cf_files, instance_rows, mcf_rows, run_record, write
 
 
 def method(summary, name):
@@ -114,11 +73,17 @@ def test_first_index_wins_exact_ties(tmp_path):
     assert bool(none["near_tie"]) and method(summary, "cf_none")["near_ties"] == 1
 
 
-def test_near_ties_count_gaps_up_to_1e_4():
+def test_near_ties_count_gaps_up_to_1e_4(tmp_path):
     scores = np.array([[-1.0, -1.00005, -3.0], [-1.0, -1.001, -3.0], [-2.0, -1.0, np.nan]])
     predictions, gaps = scoring.decide(scores)
     assert predictions.tolist() == [0, 0, 1]
-    assert (gaps <= scoring.NEAR_TIE_NATS).tolist() == [True, False, False]
+    assert gaps.tolist() == pytest.approx([0.00005, 0.001, 1.0])
+    rows = []
+    for index, second in enumerate([-1.00005, -1.0001, -1.0002]):  # top gaps 0.5e-4, 1e-4, 2e-4 nats
+        rows += instance_rows("boolq", "mcf", index, [" A", " B"], [-1.0, second], 0)
+    marked, summary = scoring.score_task("m", mcf_path=write(tmp_path, "mcf.parquet", rows))
+    assert marked["near_tie"].tolist() == [True, True, False]
+    assert method(summary, "mcf")["near_ties"] == 2
 
 
 # -- BoolQ, WinoGrande, ragged choices ---------------------------------------------------------------
@@ -175,11 +140,11 @@ def test_dagger_when_mcf_is_strictly_better(tmp_path, monkeypatch):
     cf_paths = cf_files(tmp_path, "cf.parquet", cf)
     _, better = scoring.score_task("m", **cf_paths, mcf_path=write(tmp_path, "mcf1.parquet", mcf_better))
     _, equal = scoring.score_task("m", **cf_paths, mcf_path=write(tmp_path, "mcf2.parquet", mcf_equal))
-    assert better["olmes"] == better["best_of_two"]
-    assert better["olmes"]["dagger"] and better["olmes"]["score"] == 0.75
-    assert better["olmes"]["method"] == "mcf" and better["olmes"]["cf_method"] == "cf_char"
-    assert not equal["olmes"]["dagger"] and equal["olmes"]["formulation"] == "cf"
-    assert equal["olmes"]["score"] == 0.5
+    assert "olmes" not in better and olmes_score(better) == better["best_of_two"]
+    assert olmes_score(better)["dagger"] and olmes_score(better)["score"] == 0.75
+    assert olmes_score(better)["method"] == "mcf" and olmes_score(better)["cf_method"] == "cf_char"
+    assert not olmes_score(equal)["dagger"] and olmes_score(equal)["formulation"] == "cf"
+    assert olmes_score(equal)["score"] == 0.5
 
 
 def test_mmlu_macro_and_micro_on_uneven_subjects(tmp_path):
@@ -210,7 +175,7 @@ def test_partial_by_limit_and_by_instance_count(tmp_path):
     mcf = instance_rows("piqa", "mcf", 0, [" A", " B"], [-1, -2], 0)
     paths = {**cf_files(tmp_path, "cf.parquet", rows), "mcf_path": write(tmp_path, "mcf.parquet", mcf)}
     _, summary = scoring.score_task("m", **paths)
-    assert summary["partial"] and summary["olmes"] is None and summary["best_of_two"]["score"] == 1.0
+    assert summary["partial"] and olmes_score(summary) is None and summary["best_of_two"]["score"] == 1.0
     assert summary["partial_reasons"] == ["1 instances scored, the standard has 1000"]
     _, limited = scoring.score_task("m", **paths, limit=1)
     assert limited["partial_reasons"][0] == "run with limit 1"
@@ -311,7 +276,7 @@ def test_score_command_writes_predictions_and_summary(tmp_path, capsys):
     cf = instance_rows("boolq", "cf", 0, [" yes", " no"], [-1.2, -1.0], 0)
     mcf = instance_rows("boolq", "mcf", 0, [" A", " B"], [-0.1, -2.0], 0)
     cf_path, mcf_path = write(tmp_path, "cf.parquet", cf), write(tmp_path, "mcf.parquet", mcf)
-    record = _run_record("x", "boolq", "cf")
+    record = run_record("x", "boolq", "cf")
     (tmp_path / "cf.parquet.run.json").write_text(json.dumps(record))
     out = tmp_path / "scores" / "m"
     argv = ["score", "--model-name", "m", "--cf", str(cf_path), "--mcf", str(mcf_path), "--task", "boolq"]
@@ -323,7 +288,7 @@ def test_score_command_writes_predictions_and_summary(tmp_path, capsys):
     ]
     assert main(argv) == 0
     summary = json.loads((out / "boolq.scores.json").read_text())
-    assert summary["schema"] == SUMMARY_SCHEMA and summary["partial"]
+    assert summary["schema"] == SCORES_FORMAT and summary["partial"]
     assert summary["predictions"]["path"] == "boolq.predictions.parquet"
     assert summary["inputs"]["cf"]["run"] == record
     assert summary["inputs"]["mcf"]["run"] is None
@@ -381,7 +346,7 @@ def test_per_method_predictions_gather_into_the_same_scores(tmp_path):
 def test_a_run_record_the_engine_never_writes_is_refused(tmp_path):
     rows = instance_rows("boolq", "cf", 0, [" yes", " no"], [-1, -2], 0)
     path = write(tmp_path, "cf.parquet", rows)
-    Path(f"{path}.run.json").write_text(json.dumps({**_run_record("x", "boolq", "cf"), "wall_time_s": "1 s"}))
+    Path(f"{path}.run.json").write_text(json.dumps({**run_record("x", "boolq", "cf"), "wall_time_s": "1 s"}))
     with pytest.raises(
         OlmesError, match=r"cf\.parquet\.run\.json: field 'wall_time_s' of this RunRecord is not float"
     ):

@@ -10,7 +10,6 @@ missing. Screenshots go to ``artifacts/screenshots/`` (or ``$OLMES_SCREENSHOT_DI
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import http.server
@@ -20,10 +19,9 @@ import re
 import shutil
 import stat
 import threading
+from html import escape
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 
 import olmes.requests as requests_module
@@ -31,22 +29,13 @@ from olmes.atomic import current_umask
 from olmes.cli import main
 from olmes.errors import OlmesError
 from olmes.records import write_records
+from olmes.render import percent
 from olmes.site import charts
 from olmes.site.filters import sort_key
 from olmes.tasks import TASKS, Instance
 from olmes.tasks.base import curated_fewshot
+from tests.helpers import engine_logprobs, run_record, watched
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 SCREENSHOTS = Path(
     os.environ.get("OLMES_SCREENSHOT_DIR", Path(__file__).resolve().parents[1] / "artifacts/screenshots")
 )
@@ -96,74 +85,6 @@ def _shots(task, source, subject, other_shots=False):
     return task.curated_shots()
 
 
-def _logprobs(rows: list[dict], model: str, seed: int) -> pd.DataFrame:
-    """Engine-format log-probs: random, except where a model is made to win or lose on purpose."""
-    rng = np.random.default_rng(seed)
-    frame = pd.DataFrame(rows)
-    frame["native_id"] = frame["native_id"].astype(str)
-    frame["sum_logprob"] = -rng.uniform(0.5, 8.0, len(frame))
-    frame["num_tokens"] = frame["continuation"].map(lambda text: max(1, len(text) // 4))
-    frame["num_chars"] = frame["continuation"].str.len()
-    gold = frame["choice"] == frame["label"]
-    task, formulation = frame["task"].iloc[0], frame["formulation"].iloc[0]
-    if task == "arc_challenge":
-        cond = ~frame["unconditional"]
-        if model == "alpha" and formulation == "mcf":  # MCF always right: the score gets a dagger
-            frame.loc[gold, "sum_logprob"] = -0.05
-            frame.loc[~gold, "sum_logprob"] = -6.0
-        if model == "beta":  # MCF always wrong, CF always right (under every normalization)
-            if formulation == "mcf":
-                frame.loc[gold, "sum_logprob"] = -9.0
-                frame.loc[~gold, "sum_logprob"] = -1.0
-            else:
-                frame.loc[cond & gold, "sum_logprob"] = -0.2
-                frame.loc[cond & ~gold, "sum_logprob"] = -12.0
-                frame.loc[~cond, "sum_logprob"] = -3.0
-    columns = [
-        "task",
-        "formulation",
-        "instance_index",
-        "native_id",
-        "choice",
-        "label",
-        "unconditional",
-        "sum_logprob",
-        "num_tokens",
-        "num_chars",
-    ] + (["subject"] if "subject" in frame else [])
-    return frame[columns]
-
-
-def _run_record(model: str, task: str, formulation: str) -> dict:
-    """A run record in the flat shape the engine writes (olmes/runner.py, run_record and score_file)."""
-    return {
-        "model": model,
-        "model_kind": "local",
-        "model_path": f"/models/{model}",
-        "model_revision": f"sha256:{model}-rev-0123abcd",
-        "model_fingerprint": "0123456789abcdef0123456789abcdef",
-        "dtype": "float32",
-        "device": "cpu",
-        "bos_token_id": None,
-        "max_input_tokens": 2048,
-        "max_batch_tokens": 512,
-        "versions": {"olmes": "0.1.0", "python": "3.11.7", "torch": "2.13.0", "transformers": "4.57.1"},
-        "requests_file": f"requests/{task}.{formulation}.jsonl",
-        "requests_sha256": "ab" * 32,
-        "num_requests": 40,
-        "requests_from_cache": 0,
-        "requests_computed": 40,
-        "tokens_forwarded": 12345,
-        "trie_minimal_tokens": 12345,
-        "naive_tokens": 67890,
-        "wall_time_s": 1.234,
-        "engine_time_s": 1.1,
-        "load_time_s": 0.5,
-        "cache_bytes_written": 4096,
-        "peak_rss_bytes": 3 * 2**29,
-    }
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """Requests, log-probs, scores, tables and the site, all under one temporary folder."""
@@ -200,8 +121,8 @@ def built(tmp_path_factory):
                         rows = [row for row in rows if row["instance_index"] < limit]
                     path = lp_dir / model / f"{key}.{formulation}.parquet"
                     path.parent.mkdir(parents=True, exist_ok=True)
-                    _logprobs(rows, model, seed * 100 + len(key)).to_parquet(path, index=False)
-                    Path(str(path) + ".run.json").write_text(json.dumps(_run_record(model, key, formulation)))
+                    engine_logprobs(rows, model, seed * 100 + len(key)).to_parquet(path, index=False)
+                    Path(str(path) + ".run.json").write_text(json.dumps(run_record(model, key, formulation)))
                     args += [f"--{formulation}", str(path)]
                 if limit is not None:
                     args += ["--limit", str(limit)]
@@ -279,10 +200,11 @@ def test_pages_and_files(built):
         "mmlu.html",
         "checkpoints.html",
         "methods.html",
+        "robustness.html",
     }
-    assert expected <= pages
-    assert {f"tasks/{key}.html" for key in TASKS} <= pages
-    assert {"models/alpha.html", "models/beta.html", "models/gamma.html"} <= pages
+    tasks = {f"tasks/{key}.html" for key in TASKS}
+    models = {"models/alpha.html", "models/beta.html", "models/gamma.html"}
+    assert pages == expected | tasks | models
     for name in ("leaderboard.csv", "leaderboard.json", "tables/table4_olmes.csv", "tables/index.json"):
         assert (site / "downloads" / name).is_file(), name
     for name in (
@@ -326,6 +248,60 @@ def test_leaderboard_downloads(built):
     header = csv_text.splitlines()[0].split(",")
     assert header[:6] == ["rank", "model", "display_name", "partial", "average", "average_stderr"]
     assert "arc_challenge_formulation" in header
+
+
+def test_the_site_shows_the_leaderboard_rows_as_they_are(built):
+    """Every number, mark and order of the leaderboard is the tables' ``leaderboard`` rows: the page
+    shows them, the downloads carry them under the same names, the chart's chance line is theirs."""
+    rows = json.loads((built["tables"] / "leaderboard.json").read_text())["records"]
+    names = {row["model"]: row["display_name"] for row in rows}
+    page = (built["site"] / "index.html").read_text(encoding="utf-8")
+    shown = re.findall(r"<tr data-name=.*?</tr>", page[page.index('id="leaderboard"') :], flags=re.S)
+    assert len(shown) == len(rows) and [row["partial"] for row in rows] == sorted(r["partial"] for r in rows)
+    for row, html in zip(rows, shown, strict=True):
+        rank_and_model, average, *cells = html.split("<td")[1:]
+        assert f'data-sort="{row["rank"] or ""}"' in rank_and_model
+        assert f">{escape(row['display_name'])}</a>" in rank_and_model
+        assert f'data-sort="{sort_key(row["average"])}"' in average
+        assert (row["average_stderr"] is not None) == (f"±{percent(row['average_stderr'])}" in average)
+        assert len(cells) == len(row["tasks"])
+        for cell, td in zip(row["tasks"].values(), cells, strict=True):
+            if cell is None or cell["score"] is None:
+                reason = "not scored" if cell is None else "CF or MCF missing"
+                assert 'data-sort=""' in td and f'title="{reason}"' in td
+                continue
+            assert f'data-sort="{sort_key(cell["score"])}"' in td
+            assert f'<span class="score">{percent(cell["score"])}</span>' in td
+            accuracies = f"CF {percent(cell['cf_accuracy'])}, MCF {percent(cell['mcf_accuracy'])}"
+            assert f"{accuracies}; n = {cell['n']}" in td
+            assert ('class="dagger"' in td) == cell["dagger"] and ('class="pmark"' in td) == cell["partial"]
+            assert ('class="tie"' in td) == bool(cell["statistically_tied_with"])
+            assert all(escape(names[name]) in td for name in cell["statistically_tied_with"])
+            assert ('class="flag"' in td) == bool(cell["flags"])
+            assert all(escape(flag["message"]) in td for flag in cell["flags"])
+            assert (cell["stderr"] is not None) == (f"±{percent(cell['stderr'])}" in td)
+    assert any(c and c["statistically_tied_with"] for row in rows for c in row["tasks"].values())
+    assert any(c and c["dagger"] for row in rows for c in row["tasks"].values())
+    fields = ["score", "stderr", "formulation", "dagger", "partial", "cf_accuracy", "mcf_accuracy", "n"]
+    fields.append("statistically_tied_with")
+    download = json.loads((built["site"] / "downloads/leaderboard.json").read_text())["models"]
+    assert download == [
+        {
+            **{key: row[key] for key in ("rank", "model", "display_name", "partial", "average")},
+            "average_stderr": row["average_stderr"],
+            "tasks": {
+                task: None if cell is None or cell["score"] is None else {key: cell[key] for key in fields}
+                for task, cell in row["tasks"].items()
+            },
+        }
+        for row in rows
+    ]
+    chance = {
+        round(100 * next(row["tasks"][task] for row in rows if row["tasks"][task])["chance"], 2)
+        for task in rows[0]["tasks"]
+    }
+    figure2 = (built["site"] / "cf-vs-mcf.html").read_text(encoding="utf-8")
+    assert {float(value) for value in re.findall(r'"chance":([0-9.]+)', figure2)} == chance
 
 
 def test_averages_come_from_table4(built):
@@ -440,67 +416,10 @@ def test_site_builds_its_own_tables_without_a_tables_folder(built, tmp_path):
 # -- in a real browser ----------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.skip("/usr/bin/chromium not found: apt-get install -y chromium chromium-driver")
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="pip install playwright (never playwright install)"
-    )
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
-        )
-        yield chromium
-        chromium.close()
-
-
-WAIT_MS = 120_000  # bound of every page wait on a busy machine; each wait ends once its condition holds
-
-
-class Watched:
-    """A page that records console errors, page errors and every request URL."""
-
-    def __init__(self, browser, width=1366, height=900, allowed=("file://",)):
-        self.context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1)
-        self.context.set_default_timeout(WAIT_MS)
-        self.page = self.context.new_page()
-        self.errors, self.requests, self.blocked = [], [], []
-        self.page.on("console", lambda msg: msg.type == "error" and self.errors.append(msg.text))
-        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
-        self.page.on("request", lambda request: self.requests.append(request.url))
-
-        def guard(route):
-            url = route.request.url
-            if url.startswith(allowed) or url.startswith("data:"):
-                route.continue_()
-            else:
-                self.blocked.append(url)
-                route.abort()
-
-        self.page.route("**/*", guard)
-
-    def goto(self, url: str):
-        self.page.goto(url, wait_until="load")
-        return self.page
-
-    def close(self):
-        self.context.close()
-
-
-@contextlib.contextmanager
-def watched(browser, **kwargs):
-    page = Watched(browser, **kwargs)
-    try:
-        yield page
-    finally:
-        page.close()
-
-
 def test_every_page_loads_cleanly(built, browser):
     site = built["site"]
     pages = sorted(site.rglob("*.html"))
-    assert len(pages) >= 6 + 10 + 3
+    assert len(pages) == 7 + 10 + 3  # the top pages, one per task, one per model
     with watched(browser) as w:
         for path in pages:
             page = w.goto(path.as_uri())
@@ -549,7 +468,7 @@ def test_leaderboard_sorts_daggers_partial(built, browser):
         assert gamma.locator(".badge-partial").inner_text().strip().lower() == "partial"
         assert page.locator("#leaderboard tbody:first-of-type .badge-partial").count() == 0
         assert "ᵖ" in gamma.locator("td[data-task=arc_challenge]").inner_text()
-        assert page.locator(".legend").inner_text().count("†") >= 1
+        assert page.locator(".legend").inner_text().count("†") == 1
         page.fill("#model-filter", "beta")
         assert page.locator("#leaderboard tbody tr:visible", has_text="Alpha-1B").count() == 0
         assert page.locator("#leaderboard tbody tr:visible", has_text="Beta-1B").count() == 1
@@ -652,7 +571,7 @@ def test_instance_data_in_pieces_reassembles_in_the_browser(browser):
         "predictions": {"m": {"mcf": [k % 2 for k in range(60)]}},
     }  # fmt: skip
     scripts = browser_data_scripts(data, piece_bytes=1500)
-    assert len(scripts) >= 4
+    assert len(scripts) == 6  # 60 instances of about 136 bytes, 11 to a 1500-byte piece
     assert all(len(text.encode()) < 1500 + 400 for text in scripts[1:])
     with watched(browser) as w:
         for text in scripts:

@@ -37,7 +37,7 @@ import yaml
 
 from olmes.cache import request_key
 from olmes.records import RequestRow, read_records
-from tests.test_workflow import SETS, TASKS, _environment, _write_config
+from tests.helpers import WORKFLOW_SETS, WORKFLOW_TASKS, workflow_environment, write_workflow_config
 from tests.tiny_model import build_tiny_model
 
 REPO = Path(__file__).resolve().parent.parent
@@ -67,7 +67,8 @@ def merge_profiles(base: dict, overlay: dict) -> dict:
 def write_ci_profile(folder: Path | str) -> Path:
     """Write workflow/profiles/slurm + slurm-ci as ``folder/config.yaml`` (a workflow profile).
 
-    By hand: ``python -c "from tests.test_slurm import write_ci_profile as w; w('/tmp/ci-profile')"``
+    By hand, in the repository's root:
+    ``python -c "import tests.test_slurm as t; t.write_ci_profile('/tmp/ci-profile')"``
     then ``snakemake --workflow-profile /tmp/ci-profile``.
     """
     folder = Path(folder)
@@ -229,7 +230,7 @@ def _environment_with_cache(cache: Path) -> dict:
     (cache / "logprobs").mkdir(parents=True, exist_ok=True)
     for source in (bundle, cache_dir() / "pypi"):
         (cache / source.name).symlink_to(source, target_is_directory=True)
-    env = _environment()
+    env = workflow_environment()
     env["OLMES_CACHE_DIR"] = str(cache)
     return env
 
@@ -295,7 +296,7 @@ def scenario(cluster, tmp_path_factory) -> Scenario:
     # the standard's jobs only: the robustness jobs' DAG is tested in test_workflow (and its slurm dry run)
     no_robustness = {"variants": [], "variant_tasks": [], "rotation_tasks": []}
     for workdir in (slurm_dir, local_dir):
-        _write_config(workdir, models, robustness=no_robustness)
+        write_workflow_config(workdir, models, robustness=no_robustness)
     slurm_cache, local_cache = root / "cache-slurm", root / "cache-local"
     slurm_env, local_env = _environment_with_cache(slurm_cache), _environment_with_cache(local_cache)
     sacct_since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 5))
@@ -358,8 +359,8 @@ def _logprob_outputs(job_log: Path) -> list[str]:
 
 
 def _expected_logprob_outputs(model: str) -> set[str]:
-    return {f"results/logprobs/{model}/{task}.{formulation}.parquet" for task in TASKS
-            for formulation in SETS[task]}  # fmt: skip
+    return {f"results/logprobs/{model}/{task}.{request_set}.parquet" for task in WORKFLOW_TASKS
+            for request_set in WORKFLOW_SETS[task]}  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -385,9 +386,9 @@ def test_rerun_recomputes_only_the_chunks_that_were_not_written(scenario: Scenar
     for name, keys in before.items():  # nothing written before the cancel was lost or rewritten
         assert after.get(name) == keys, name
     wanted = set()  # every request of the workflow (keys are per request, the same for each model)
-    for task in TASKS:
-        for formulation in SETS[task]:
-            path = scenario.slurm_dir / "results" / "requests" / f"{task}.{formulation}.jsonl"
+    for task in WORKFLOW_TASKS:
+        for request_set in WORKFLOW_SETS[task]:
+            path = scenario.slurm_dir / "results" / "requests" / f"{task}.{request_set}.jsonl"
             wanted |= {
                 request_key(row["context"], row["continuation"]) for row in read_records(path, RequestRow)
             }
@@ -470,9 +471,9 @@ def test_outputs_identical_to_the_local_run(scenario: Scenario) -> None:
     assert scenario.run_b.returncode == 0, scenario.run_b.text[-4000:]
     slurm, local = scenario.slurm_dir / "results", scenario.local_dir / "results"
     for model in MODELS:
-        for task in TASKS:
-            for formulation in SETS[task]:
-                name = f"logprobs/{model}/{task}.{formulation}.parquet"
+        for task in WORKFLOW_TASKS:
+            for request_set in WORKFLOW_SETS[task]:
+                name = f"logprobs/{model}/{task}.{request_set}.parquet"
                 pd.testing.assert_frame_equal(pd.read_parquet(slurm / name), pd.read_parquet(local / name),
                                               check_exact=False, atol=1e-9, rtol=0)  # fmt: skip
                 assert (slurm / name).read_bytes() == (local / name).read_bytes(), name

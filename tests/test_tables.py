@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
+import typing
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from olmes import bootstrap, figures, render, results, scoring, tables
+from olmes import bootstrap, figures, records, render, results, scoring, tables
 from olmes.cli import main
 from olmes.errors import OlmesError
-from olmes.records import SUMMARY_SCHEMA
+from olmes.methods import cf_method
+from olmes.records import SCORES_FORMAT
+from olmes.site import inputs
 from olmes.tasks import TASKS
-from tests.test_scoring import instance_rows, write
+from tests.helpers import compile_latex, instance_rows, write
 
 
 def fake_summary(model: str, task: str, accuracies: dict[str, float], partial: bool = False) -> dict:
@@ -29,12 +31,11 @@ def fake_summary(model: str, task: str, accuracies: dict[str, float], partial: b
             methods[name].update(micro_accuracy=accuracy - 0.01, subjects={"anatomy": {}, "virology": {}})
     best = scoring.olmes_result(methods, TASKS[task].recommended_norm)
     return {
-        "schema": SUMMARY_SCHEMA, "model": model, "task": task, "display_name": TASKS[task].display_name,
+        "schema": SCORES_FORMAT, "model": model, "task": task, "display_name": TASKS[task].display_name,
         "recommended_norm": TASKS[task].recommended_norm, "n_instances": 100, "full_count": 100,
         "limit": 100 if partial else None, "partial": partial,
         "partial_reasons": ["run with limit 100"] if partial else [], "methods": methods,
         "best_of_two": best, "near_tie_nats": scoring.NEAR_TIE_NATS, "inputs": {},
-        "olmes": None if partial else best,
     }  # fmt: skip
 
 
@@ -52,7 +53,7 @@ def shown(rows: list[list[render.Cell]]) -> list[list[str]]:
 
 
 def cf_mcf(cf: float, mcf: float, task: str) -> dict[str, float]:
-    return {scoring.cf_method(TASKS[task].recommended_norm): cf, "mcf": mcf}
+    return {cf_method(TASKS[task].recommended_norm).key: cf, "mcf": mcf}
 
 
 # -- Table 3 -----------------------------------------------------------------------------------------
@@ -139,7 +140,8 @@ def test_tables_6_and_7_with_max_averages():
 
 
 def test_table8_mmlu_macro_and_micro():
-    table = tables.table8(make_scores([fake_summary("a", "mmlu", {"cf_char": 0.5, "mcf": 0.6})]))
+    (table,) = tables.table8(make_scores([fake_summary("a", "mmlu", {"cf_char": 0.5, "mcf": 0.6})]))
+    assert table.key == "table8_mmlu"
     assert shown(table.rows) == [["a", "50.0", "49.0", "60.0", "59.0", "2", "100"]]
     assert [cell.value for cell in table.rows[0]] == [None, 0.5, 0.49, 0.6, 0.59, 2, 100]
 
@@ -150,12 +152,87 @@ def test_tables_9_to_12_one_per_normalization():
     assert [t.key for t in (nine, ten, eleven, twelve)] == ["table9_none", "table10_token", "table11_char",
                                                            "table12_pmi"]  # fmt: skip
     assert [shown(table.rows)[0][1] for table in (nine, eleven, twelve)] == ["70.0", "50.0", render.MISSING]
-    assert scoring.NORMALIZATION_FORMULAS["char"] in eleven.caption
+    assert cf_method("char").formula in eleven.caption
 
 
 def test_near_ties_table_shows_cf_and_mcf_counts():
     table = tables.near_ties_table(make_scores([fake_summary("a", "boolq", {"cf_none": 0.7, "mcf": 0.5})]))
     assert shown(table.rows) == [["a", "2 / 2"]]
+
+
+# -- the leaderboard's rows ----------------------------------------------------------------------------
+
+
+def test_leaderboard_ranks_ties_chance_and_flags():
+    summaries = ten_tasks("a", 0.6, 0.4) + ten_tasks("b", 0.7, 0.4)
+    summaries += ten_tasks("e", 0.6, 0.4) + ten_tasks("f", 0.6, 0.4)  # equal averages: by name
+    summaries[TASKS_INDEX["csqa"]] = fake_summary("a", "csqa", cf_mcf(0.5, 0.7, "csqa"))  # MCF wins
+    summaries += ten_tasks("p", 0.9, 0.9, partial_task="boolq")  # partial: last and never ranked
+    summaries += [fake_summary("c", "piqa", cf_mcf(0.9, 0.1, "piqa"))]  # no average: after a, b, e
+    summaries += [fake_summary("d", "piqa", cf_mcf(0.5, 0.1, "piqa"))]
+    summaries += [fake_summary("d", "boolq", {"mcf": 0.8})]  # no CF: no best-of-two score
+    names = {"a": "Alpha", "b": "Beta", "e": "Echo", "f": "Bravo", "p": "Partial", "c": "C", "d": "D"}
+    scores = make_scores(summaries, [results.ModelInfo(name, display) for name, display in names.items()])
+    frame = pd.DataFrame({"method": ["mcf"] * 4 + ["cf_char"] * 4, "num_choices": [2, 2, 2, 4] * 2})
+    for key in scores.summaries:  # the predictions behind each cell: chance = (3 x 1/2 + 1/4) / 4
+        scores._predictions[key] = frame
+    pairs = [("piqa", "b", "a", True), ("piqa", "a", "c", False), ("boolq", "b", "e", None)]
+    boot = render.Table("paired_bootstrap", "", "", [], [], [
+        {"task": task, "higher": higher, "lower": lower, "tied": tied} for task, higher, lower, tied in pairs
+    ])  # fmt: skip
+    flags = [
+        {"model": "a", "task": "piqa", "code": "one_answer", "method": "mcf", "message": "always A"},
+        {"model": "a", "task": "piqa", "code": "near_ties", "method": "cf_none", "message": "not CF char"},
+        {"model": "a", "task": "boolq", "code": "nan", "method": "mcf", "message": "another task"},
+    ]
+    table = tables.leaderboard_table(scores, tables.table4(scores), boot, flags)
+    rows = table.records
+    # complete models by average (equal ones by display name), then those without one (by the mean
+    # of the scores they have), then partial runs
+    assert [(r["model"], r["rank"]) for r in rows] == [
+        ("b", 1), ("a", 2), ("f", 3), ("e", 4), ("c", None), ("d", None), ("p", None)
+    ]  # fmt: skip
+    a, c, d, p = rows[1], rows[4], rows[5], rows[6]
+    assert a["average"] == pytest.approx((0.6 * 9 + 0.7) / 10) and a["average_stderr"] is not None
+    assert list(a) == list(typing.get_type_hints(records.LeaderboardRow))
+    assert list(a["tasks"]) == scores.tasks and c["tasks"]["boolq"] is None  # not scored
+    piqa = a["tasks"]["piqa"]
+    assert list(piqa) == list(typing.get_type_hints(records.LeaderboardTask))
+    assert piqa["statistically_tied_with"] == ["b"]
+    assert rows[0]["tasks"]["piqa"]["statistically_tied_with"] == ["a"]
+    assert c["tasks"]["piqa"]["statistically_tied_with"] == []  # separated from a
+    assert rows[3]["tasks"]["boolq"]["statistically_tied_with"] == []  # tied None: no comparison
+    assert piqa["flags"] == [{"code": "one_answer", "method": "mcf", "message": "always A"}]
+    assert piqa["chance"] == pytest.approx(0.4375) and piqa["n"] == 100 and piqa["method"] == "cf_char"
+    assert (piqa["score"], piqa["stderr"], piqa["formulation"], piqa["dagger"]) == (0.6, 0.01, "cf", False)
+    assert (piqa["cf_accuracy"], piqa["mcf_accuracy"]) == (0.6, 0.4)
+    csqa = a["tasks"]["csqa"]
+    assert (csqa["score"], csqa["formulation"], csqa["dagger"], csqa["method"]) == (0.7, "mcf", True, "mcf")
+    missing = d["tasks"]["boolq"]  # MCF only: no best-of-two score, the cell still says what it has
+    assert (missing["score"], missing["formulation"], missing["method"]) == (None, None, None)
+    assert missing["n"] == 100 and missing["chance"] == pytest.approx(0.4375)
+    assert p["partial"] and p["average"] is None and p["tasks"]["boolq"]["partial"]
+    (_, ranked), (label, partial) = table.groups
+    assert label == tables.PARTIAL_GROUP
+    assert shown(partial)[0][:3] == ["Partial (partial)", render.MISSING, render.MISSING]
+    header = table.header
+    expected = [["Beta", "1"], ["Alpha", "2"], ["Bravo", "3"], ["Echo", "4"], ["C", "—"], ["D", "—"]]
+    assert [row[:2] for row in shown(ranked)] == expected
+    assert shown(ranked)[1][header.index("CommonsenseQA")] == "70.0" + render.DAGGER
+    assert shown(ranked)[5][header.index("BoolQ")] == render.MISSING
+    assert ranked[0][1].value == 1 and ranked[0][2].value == rows[0]["average"]
+    assert shown(partial)[0][header.index("BoolQ")] == "90.0" + render.PARTIAL_MARK
+
+
+def test_the_site_reads_the_tables_the_builders_declare(tmp_path):
+    assert tables.TABLE_KEYS[-1] == "leaderboard" and len(set(tables.TABLE_KEYS)) == len(tables.TABLE_KEYS)
+    assert inputs.TABLE_KEYS is tables.TABLE_KEYS and inputs.FIGURE_KEYS is figures.FIGURE_KEYS
+    scores = results.load_scores(write_model_files(tmp_path, "m", 0.7), None)
+    built = [table.key for table in tables.all_tables(scores, resamples=10)]
+    assert tuple(built) == tables.TABLE_KEYS
+
+
+TASKS_INDEX = {task: position for position, task in enumerate(TASKS)}
 
 
 # -- paired bootstrap --------------------------------------------------------------------------------
@@ -232,15 +309,6 @@ def test_latex_escapes_model_names():
         r"a\_b \& 50\% \#1 \{x\} \textasciitilde{}\textasciicircum{}\textbackslash{}"
     )
     assert render.latex_escape("61.0†ᵖ") == r"61.0$^{\dagger}$\textsuperscript{p}"
-
-
-def compile_latex(folder: Path) -> subprocess.CompletedProcess:
-    body = "\n".join(rf"\input{{{path.name}}}\clearpage" for path in sorted(folder.glob("*.tex")))
-    (folder / "doc.tex").write_text(
-        "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n" + body + "\n\\end{document}\n"
-    )
-    command = ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"]
-    return subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=600)
 
 
 # -- both commands, end to end ---------------------------------------------------------------------

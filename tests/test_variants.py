@@ -128,7 +128,7 @@ def test_unknown_variant_is_one_clear_error(tmp_path, capsys):
     args = [
         "requests",
         "piqa",
-        "--formulation",
+        "--request-set",
         "cf",
         "--variant",
         "var1",

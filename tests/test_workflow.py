@@ -3,29 +3,28 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
-from olmes.requests import request_sets
-from olmes.tasks import get_task
+from tests.helpers import (
+    WORKFLOW_LIMIT,
+    WORKFLOW_ROBUSTNESS,
+    WORKFLOW_SETS,
+    WORKFLOW_TASKS,
+    workflow_environment,
+    write_workflow_config,
+)
 from tests.tiny_model import build_tiny_model
 
 REPO = Path(__file__).resolve().parent.parent
-TASKS = ["arc_challenge", "winogrande"]
-LIMIT = 3
-SETS = {task: request_sets(get_task(task)) for task in TASKS}  # arc_challenge scores pmi, winogrande not
-LOGPROB_JOBS = sum(len(sets) for sets in SETS.values())  # per model
-METHODS = {task: ["cf_none", "cf_token", "cf_char", *(["cf_pmi"] if "pmi" in SETS[task] else []), "mcf"]
-           for task in TASKS}  # fmt: skip
-# var2 (other shots) on ARC-Challenge and every answer order of WinoGrande (two choices: one more order)
-ROBUSTNESS = {"variants": ["var2"], "variant_tasks": ["arc_challenge"], "rotation_tasks": ["winogrande"]}
-ROBUSTNESS_LOGPROB_JOBS = len(SETS["arc_challenge"]) + 1  # per model: var2's request sets, mcf_rot
+LOGPROB_JOBS = sum(len(sets) for sets in WORKFLOW_SETS.values())  # per model
+METHODS = {task: ["cf_none", "cf_token", "cf_char", *(["cf_pmi"] if "pmi" in sets else []), "mcf"]
+           for task, sets in WORKFLOW_SETS.items()}  # fmt: skip
+ROBUSTNESS_LOGPROB_JOBS = len(WORKFLOW_SETS["arc_challenge"]) + 1  # per model: var2's request sets, mcf_rot
 
 
 @pytest.fixture(scope="module")
@@ -37,49 +36,23 @@ def tiny_models(tmp_path_factory) -> dict[str, Path]:
     }
 
 
-def _environment() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
-    return env
-
-
-def _write_config(workdir: Path, model_paths: dict[str, Path], **overrides) -> None:
-    config = {
-        "models": {name: {"spec": str(path)} for name, path in model_paths.items()},
-        "tasks": TASKS,
-        "source": "bundle",
-        "limit": LIMIT,
-        "pmi_everywhere": False,
-        "max_batch_tokens": 2048,
-        "results": "results",
-        "site": "site",
-        "store": "leaderboard",
-        "publish": {"partial": False, "replace": False},
-        "reproduce": 5,  # more than the published partial run holds (LIMIT): its own first 3 are compared
-        "robustness": ROBUSTNESS,
-    }
-    config.update(overrides)
-    (workdir / "config").mkdir(parents=True, exist_ok=True)
-    (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-
-
 def _snakemake(workdir: Path, *args: str, profile: str = "default") -> subprocess.CompletedProcess:
     command = [
         str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), "--directory",
         str(workdir), "--workflow-profile", str(REPO / "workflow" / "profiles" / profile), *args,
     ]  # fmt: skip
-    return subprocess.run(command, capture_output=True, text=True, env=_environment(), timeout=900)
+    return subprocess.run(command, capture_output=True, text=True, env=workflow_environment(), timeout=900)
 
 
 def _olmes(*args: str) -> None:
-    done = subprocess.run(["olmes", *args], capture_output=True, text=True, env=_environment())
+    done = subprocess.run(["olmes", *args], capture_output=True, text=True, env=workflow_environment())
     assert done.returncode == 0, done.stderr
 
 
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory, tiny_models) -> Path:
     workdir = tmp_path_factory.mktemp("workflow")
-    _write_config(workdir, {"Tiny": tiny_models["Tiny"]})
+    write_workflow_config(workdir, {"Tiny": tiny_models["Tiny"]})
     done = _snakemake(workdir, "--cores", "2", "evaluate")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return workdir
@@ -87,11 +60,11 @@ def finished_run(tmp_path_factory, tiny_models) -> Path:
 
 def test_outputs_exist(finished_run: Path) -> None:
     results = finished_run / "results"
-    for task in TASKS:
-        for formulation in SETS[task]:
-            assert (results / "requests" / f"{task}.{formulation}.jsonl").is_file()
-            assert (results / "logprobs" / "Tiny" / f"{task}.{formulation}.parquet").is_file()
-            assert (results / "logprobs" / "Tiny" / f"{task}.{formulation}.parquet.run.json").is_file()
+    for task in WORKFLOW_TASKS:
+        for request_set in WORKFLOW_SETS[task]:
+            assert (results / "requests" / f"{task}.{request_set}.jsonl").is_file()
+            assert (results / "logprobs" / "Tiny" / f"{task}.{request_set}.parquet").is_file()
+            assert (results / "logprobs" / "Tiny" / f"{task}.{request_set}.parquet.run.json").is_file()
         assert (results / "requests" / f"{task}.instances.jsonl").is_file()
         for method in METHODS[task]:
             assert (results / "predictions" / "Tiny" / f"{task}.{method}.parquet").is_file()
@@ -101,14 +74,14 @@ def test_outputs_exist(finished_run: Path) -> None:
     assert list((results / "tables").glob("*.tex"))
     assert (results / "site" / "index.html").is_file()
     var2 = json.loads((results / "variants/var2/scores/Tiny/arc_challenge.scores.json").read_text())
-    assert var2["variant"] == "var2" and var2["n_instances"] == LIMIT
-    assert (results / "variants/var2/requests/arc_challenge.cf.jsonl").read_text().count(
-        '"variant": "var2"'
-    ) > 0
+    assert var2["variant"] == "var2" and var2["n_instances"] == WORKFLOW_LIMIT
+    var2_requests = (results / "variants/var2/requests/arc_challenge.cf.jsonl").read_text().splitlines()
+    assert len(var2_requests) == 12  # WORKFLOW_LIMIT instances x 4 choices, every one labelled var2
+    assert all('"variant": "var2"' in line for line in var2_requests)
     assert json.loads((results / "scores/Tiny/winogrande.rotations.json").read_text())["rotations"] == 2
     table5 = json.loads((results / "tables" / "table5_variants.json").read_text())
     assert table5["header"][3:5] == ["orig", "var2"] and [row[:3] for row in table5["rows"]] == [
-        ["Tiny", "ARC-Challenge", str(LIMIT)]
+        ["Tiny", "ARC-Challenge", str(WORKFLOW_LIMIT)]
     ]  # fmt: skip
     assert 'id="rotations"' in (results / "site" / "robustness.html").read_text()
 
@@ -116,22 +89,22 @@ def test_outputs_exist(finished_run: Path) -> None:
 def test_outputs_agree_with_commands_run_by_hand(finished_run: Path, tiny_models, tmp_path) -> None:
     results = finished_run / "results"
     task = "arc_challenge"
-    for formulation in SETS[task]:
-        requests = tmp_path / f"{formulation}.jsonl"
-        _olmes(
-            "requests", task, "--formulation", formulation, "--limit", str(LIMIT), "--output", str(requests)
-        )
-        assert requests.read_bytes() == (results / "requests" / f"{task}.{formulation}.jsonl").read_bytes()
-        logprobs = tmp_path / f"{formulation}.parquet"
+    for request_set in WORKFLOW_SETS[task]:
+        requests = tmp_path / f"{request_set}.jsonl"
+        _olmes("requests", task, "--request-set", request_set, "--limit", str(WORKFLOW_LIMIT),
+               "--output", str(requests))  # fmt: skip
+        assert requests.read_bytes() == (results / "requests" / f"{task}.{request_set}.jsonl").read_bytes()
+        logprobs = tmp_path / f"{request_set}.parquet"
         _olmes("logprobs", "--model", str(tiny_models["Tiny"]), "--requests", str(requests), "--output",
                str(logprobs), "--no-cache", "--quiet")  # fmt: skip
         by_hand = pd.read_parquet(logprobs)
-        by_workflow = pd.read_parquet(results / "logprobs" / "Tiny" / f"{task}.{formulation}.parquet")
+        by_workflow = pd.read_parquet(results / "logprobs" / "Tiny" / f"{task}.{request_set}.parquet")
         pd.testing.assert_frame_equal(by_hand, by_workflow, check_exact=False, atol=1e-5, rtol=0)
     summary = tmp_path / "s.scores.json"
     _olmes("score", "--model-name", "Tiny", "--task", task, "--cf", str(tmp_path / "cf.parquet"), "--pmi",
-           str(tmp_path / "pmi.parquet"), "--mcf", str(tmp_path / "mcf.parquet"), "--limit", str(LIMIT),
-           "--predictions", str(tmp_path / "p.parquet"), "--summary", str(summary))  # fmt: skip
+           str(tmp_path / "pmi.parquet"), "--mcf", str(tmp_path / "mcf.parquet"),
+           "--limit", str(WORKFLOW_LIMIT), "--predictions", str(tmp_path / "p.parquet"),
+           "--summary", str(summary))  # fmt: skip
     mine = json.loads(summary.read_text())
     theirs = json.loads((results / "scores" / "Tiny" / f"{task}.scores.json").read_text())
     assert list(mine["methods"]) == list(theirs["methods"]) == METHODS[task]
@@ -148,14 +121,14 @@ def test_second_run_has_nothing_to_do(finished_run: Path) -> None:
 def test_adding_a_model_runs_only_that_models_jobs(finished_run: Path, tiny_models, tmp_path) -> None:
     workdir = tmp_path / "added"
     subprocess.run(["cp", "-a", f"{finished_run}/.", str(workdir)], check=True)
-    _write_config(workdir, tiny_models)
+    write_workflow_config(workdir, tiny_models)
     done = _snakemake(workdir, "evaluate", "--cores", "2", "-n", "--quiet", "rules")
     counts = _job_counts(done.stdout + done.stderr)
     assert counts.get("logprobs") == LOGPROB_JOBS + ROBUSTNESS_LOGPROB_JOBS
     assert counts.get("predict") == sum(len(methods) for methods in METHODS.values()) + len(
         METHODS["arc_challenge"]
     )
-    assert counts.get("score") == len(TASKS) + 1 and counts.get("rotations") == 1
+    assert counts.get("score") == len(WORKFLOW_TASKS) + 1 and counts.get("rotations") == 1
     assert "requests" not in counts and "instances" not in counts
 
 
@@ -169,7 +142,7 @@ def test_publish_then_the_leaderboard_with_its_reproduction(
     done = _snakemake(workdir, "--cores", "2", "publish")
     assert done.returncode != 0
     assert "is partial" in (workdir / "results" / "logs" / "publish.log").read_text()
-    _write_config(workdir, {"Tiny": tiny_models["Tiny"]}, publish={"partial": True, "replace": False})
+    write_workflow_config(workdir, {"Tiny": tiny_models["Tiny"]}, publish={"partial": True, "replace": False})
     done = _snakemake(workdir, "--cores", "2", "publish")
     assert done.returncode == 0, done.stderr[-3000:]
     published = (workdir / "results" / "published.txt").read_text()
@@ -178,7 +151,7 @@ def test_publish_then_the_leaderboard_with_its_reproduction(
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((workdir / "results" / "reproduction" / "Tiny.json").read_text())
     assert report["limit"] == 5 and report["same_fingerprint"]
-    assert [task["instances"] for task in report["tasks"]] == [LIMIT] * len(TASKS)
+    assert [task["instances"] for task in report["tasks"]] == [WORKFLOW_LIMIT] * len(WORKFLOW_TASKS)
     assert report["identical"] == report["decisions"] > 0 and report["max_abs_delta"] < 1e-3
     assert "decisions identical" in done.stdout + done.stderr  # printed at the end of the run
     site = workdir / "site"
@@ -206,12 +179,12 @@ def _job_counts(text: str) -> dict[str, int]:
         ({"limit": -5}, "limit"),
         ({"models": {"M": {"spec": "no-such-short-name"}}}, "models.M.spec"),
         ({"source": "internet"}, "source"),
-        ({"robustness": {**ROBUSTNESS, "variants": ["var7"]}}, "robustness.variants[0]"),
-        ({"robustness": {**ROBUSTNESS, "rotation_tasks": ["piqa"]}}, "robustness.rotation_tasks"),
+        ({"robustness": {**WORKFLOW_ROBUSTNESS, "variants": ["var7"]}}, "robustness.variants[0]"),
+        ({"robustness": {**WORKFLOW_ROBUSTNESS, "rotation_tasks": ["piqa"]}}, "robustness.rotation_tasks"),
     ],
 )
 def test_bad_config_stops_before_any_job(tmp_path, tiny_models, overrides: dict, key: str) -> None:
-    _write_config(tmp_path, {"Tiny": tiny_models["Tiny"]}, **overrides)
+    write_workflow_config(tmp_path, {"Tiny": tiny_models["Tiny"]}, **overrides)
     done = _snakemake(tmp_path, "--cores", "1")
     assert done.returncode != 0
     assert f"config key '{key}'" in done.stderr
@@ -220,7 +193,7 @@ def test_bad_config_stops_before_any_job(tmp_path, tiny_models, overrides: dict,
 
 def test_slurm_profile_dry_run_lists_gpu_jobs_grouped_per_model(tmp_path, tiny_models) -> None:
     pytest.importorskip("snakemake_executor_plugin_slurm")
-    _write_config(tmp_path, tiny_models)
+    write_workflow_config(tmp_path, tiny_models)
     done = _snakemake(tmp_path, "evaluate", "-n", profile="slurm")
     assert done.returncode == 0, done.stderr[-2000:]
     output = done.stdout + done.stderr
@@ -232,6 +205,6 @@ def test_slurm_profile_dry_run_lists_gpu_jobs_grouped_per_model(tmp_path, tiny_m
 def test_lint_is_clean() -> None:
     done = subprocess.run(
         [str(Path(sys.executable).parent / "snakemake"), "--lint", "-s", str(REPO / "Snakefile")],
-        capture_output=True, text=True, cwd=REPO, env=_environment(),
+        capture_output=True, text=True, cwd=REPO, env=workflow_environment(),
     )  # fmt: skip
     assert done.returncode == 0 and "Congratulations" in done.stdout + done.stderr, done.stdout + done.stderr

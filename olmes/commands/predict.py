@@ -7,18 +7,19 @@ import sys
 from pathlib import Path
 
 from olmes.atomic import atomic_path
-from olmes.scoring import METHODS, predict
+from olmes.methods import METHODS, PMI
+from olmes.scoring import predict
 
 NAME = "predict"
-HELP = "one method's predictions (cf_none, cf_token, cf_char, cf_pmi or mcf) from the engine's log-probs"
+HELP = f"one method's predictions ({', '.join(METHODS)}) from the engine's log-probs"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-name", required=True, help="the model's label in scores and tables")
-    parser.add_argument("--method", required=True, choices=METHODS)
-    parser.add_argument("--cf", type=Path, help="CF log-prob Parquet (the cf_* methods)")
-    parser.add_argument("--pmi", type=Path, help="pmi log-prob Parquet (cf_pmi)")
-    parser.add_argument("--mcf", type=Path, help="MCF log-prob Parquet (mcf)")
+    parser.add_argument("--method", required=True, choices=list(METHODS))
+    for request_set in ("cf", PMI, "mcf"):
+        readers = ", ".join(key for key, method in METHODS.items() if request_set in method.request_sets)
+        parser.add_argument(f"--{request_set}", type=Path, help=f"{request_set} log-prob Parquet ({readers})")
     parser.add_argument("--output", required=True, type=Path, help="predictions Parquet to write")
 
 

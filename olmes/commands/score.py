@@ -19,7 +19,8 @@ from olmes.atomic import atomic_path
 from olmes.errors import OlmesError
 from olmes.flags import task_flags
 from olmes.records import write_score_summary
-from olmes.scoring import file_sha256, gather_predictions, score_task, summarize
+from olmes.resources import file_sha256
+from olmes.scoring import gather_predictions, score_task, summarize
 
 NAME = "score"
 HELP = "score one model on one task from its CF, pmi and MCF log-prob files"

@@ -15,20 +15,20 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 
 from olmes import __version__
-from olmes.atomic import make_dir_public, write_text_atomic
+from olmes.atomic import atomic_dir, write_text_atomic
 from olmes.errors import OlmesError
+from olmes.methods import METHODS
 from olmes.render import DAGGER, MISSING, PARTIAL_MARK
-from olmes.scoring import NEAR_TIE_NATS, NORMALIZATION_FORMULAS
+from olmes.scoring import NEAR_TIE_NATS
 from olmes.site import charts
 from olmes.site.filters import FILTERS
 from olmes.site.inputs import load_requests, load_site_scores, read_reproduction
-from olmes.site.pages import METHOD_LABELS, SiteData
+from olmes.site.pages import SiteData
 from olmes.tasks import TASKS
 
 MARKER = ".olmes-site"
@@ -59,8 +59,8 @@ def environment():
         DAGGER=DAGGER,
         PARTIAL_MARK=PARTIAL_MARK,
         MISSING=MISSING,
-        METHOD_LABELS=METHOD_LABELS,
-        NORMALIZATION_FORMULAS=NORMALIZATION_FORMULAS,
+        METHODS=METHODS,
+        NORMALIZATIONS=[method for method in METHODS.values() if method.normalization],
         NEAR_TIE_NATS=NEAR_TIE_NATS,
         TASKS=TASKS,
         tasks_by_norm=_tasks_by_norm(),
@@ -91,10 +91,7 @@ def build_site(
         raise OlmesError(
             f"{out} exists and is not an olmes site (no {MARKER}); choose an empty or new folder"
         )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.building-"))
-    make_dir_public(staging)
-    try:
+    with atomic_dir(out, "building") as staging:
         written = _build_into(
             staging,
             list(scores_paths),
@@ -104,21 +101,7 @@ def build_site(
             title,
             [read_reproduction(path) for path in reproduction],
         )
-        _swap(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return [out / path.relative_to(staging) for path in written]
-
-
-def _swap(staging: Path, out: Path) -> None:
-    old = None
-    if out.exists():
-        old = out.parent / f".{out.name}.old-{staging.name.rsplit('-', 1)[-1]}"
-        out.rename(old)
-    staging.rename(out)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def _build_into(
@@ -143,7 +126,9 @@ def _build_into(
         "tables": tables,
         "has_checkpoints": has_checkpoints,
     }
-    out = _SiteWriter(root, environment(), common)
+    env = environment()
+    env.filters["display_name"] = lambda name: data.by_name[name].display_name  # a model's, by its name
+    out = _SiteWriter(root, env, common)
     _write_overview_pages(out, data, has_checkpoints)
     _write_model_pages(out, data)
     _write_task_pages(out, data)
@@ -180,8 +165,7 @@ def _navigation(data: SiteData, has_checkpoints: bool, has_reproduction: bool) -
         ("normalization.html", "Normalization"),
         ("cf-vs-mcf.html", "CF vs MCF"),
     ]
-    if "mmlu" in data.tasks:
-        nav.append(("mmlu.html", "MMLU"))
+    nav += [(f"{task}.html", data.task_specs[task].display_name) for task in data.subject_tasks()]
     if has_checkpoints:
         nav.append(("checkpoints.html", "Checkpoints"))
     nav.append(("robustness.html", "Robustness"))
@@ -204,11 +188,12 @@ def _write_overview_pages(out: _SiteWriter, data: SiteData, has_checkpoints: boo
         tables.figures.get("figure2_cf_vs_mcf", []), weakest_first, task_names, data.chance()
     )
     out.page("cf-vs-mcf.html", "cf_mcf.html", figure2=figure2)
-    if "mmlu" in data.tasks:
-        columns, subject_rows, chart_rows = data.mmlu_subjects()
+    for task in data.subject_tasks():
+        columns, subject_rows, chart_rows = data.subjects(task)
         out.page(
-            "mmlu.html",
-            "mmlu.html",
+            f"{task}.html",
+            "subjects.html",
+            task=task,
             columns=columns,
             subject_rows=subject_rows,
             subjects_chart=charts.subjects_spec(chart_rows),

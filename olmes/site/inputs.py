@@ -21,29 +21,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from olmes.errors import OlmesError
-from olmes.records import InstanceRow, RequestRow, iter_records
-from olmes.results import ModelInfo, ScoreSet, load_scores
-from olmes.scoring import file_sha256
-from olmes.tables import build_tables, robustness_inputs
-
-TABLE_KEYS = (
-    "table3_normalizations",
-    "table4_olmes",
-    "table6_cf",
-    "table7_mcf",
-    "table8_mmlu",
-    "table9_none",
-    "table10_token",
-    "table11_char",
-    "table12_pmi",
-    "near_ties",
-    "bpb",
-    "paired_bootstrap",
-    "table5_variants",
-    "rotations",
+from olmes.figures import FIGURE_KEYS
+from olmes.records import (
+    REPRODUCTION_FORMAT,
+    InstanceRow,
+    ReproductionReport,
+    RequestRow,
+    TablesIndex,
+    iter_records,
+    read_document,
+    read_format,
 )
-FIGURE_KEYS = ("figure1_checkpoints", "figure2_cf_vs_mcf", "letter_bias")
-
+from olmes.resources import file_sha256
+from olmes.results import ModelInfo, ScoreSet, load_scores
+from olmes.tables import TABLE_KEYS, build_tables, robustness_inputs
 
 # -- scores and tables ------------------------------------------------------------------------------
 
@@ -83,8 +74,10 @@ def load_site_scores(
 
 def _models_from_index(scores: ScoreSet, listed: list[dict]) -> list[ModelInfo]:
     present = {model for model, _ in scores.summaries}
-    known = set(ModelInfo.__dataclass_fields__)
-    models = [ModelInfo(**{k: v for k, v in entry.items() if k in known}) for entry in listed]
+    models = [
+        ModelInfo.from_record(entry, f"the tables' index.json: models[{position}]", other_keys=True)
+        for position, entry in enumerate(listed)
+    ]
     models = [info for info in models if info.name in present]
     named = {info.name for info in models}
     return models + [info for info in scores.models if info.name not in named]
@@ -97,7 +90,7 @@ def read_tables(folder: Path) -> TableSet:
         raise OlmesError(
             f"{folder}: no index.json; build the tables first with `olmes tables --out {folder}`"
         )
-    index = _read_json(index_path)
+    index = read_document(index_path, TablesIndex)
     tables, figures = {}, {}
     for key in TABLE_KEYS:
         path = folder / f"{key}.json"
@@ -140,14 +133,9 @@ def check_tables_match(scores: ScoreSet, tables: TableSet) -> None:
         )
 
 
-def read_reproduction(path: str | Path) -> dict:
+def read_reproduction(path: str | Path) -> ReproductionReport:
     """A report of ``olmes reproduce``: the store's first instances recomputed on some machine."""
-    from olmes.reproduce import REPORT_FORMAT
-
-    report = _read_json(Path(path))
-    if not isinstance(report, dict) or report.get("format") != REPORT_FORMAT:
-        raise OlmesError(f"{path}: not a reproduction report ({REPORT_FORMAT}); run olmes reproduce")
-    return report
+    return read_format(path, ReproductionReport, REPRODUCTION_FORMAT, "run olmes reproduce")
 
 
 def _read_json(path: Path):
@@ -162,11 +150,11 @@ def _read_json(path: Path):
 
 @dataclass
 class TaskRequests:
-    """One task x formulation's requests, reduced to what the site shows: the first instance's rows
+    """One task x request set's requests, reduced to what the site shows: the first instance's rows
     and the few-shot prefix (instruction + shots) of each subject (None for tasks without)."""
 
     task: str
-    formulation: str
+    request_set: str
     path: Path
     prefixes: dict[str | None, str]
     example: list[RequestRow]  # every row of the first instance
@@ -207,13 +195,13 @@ def read_requests_file(path: Path) -> TaskRequests | None:
     indices: set[int] = set()
     example: list[RequestRow] = []
     first_index = None
-    task = formulation = None
+    task = request_set = None
     for number, row in iter_records(path, RequestRow):
         if task is None:
-            task, formulation, first_index = row["task"], row["formulation"], row["instance_index"]
-        elif (row["task"], row["formulation"]) != (task, formulation):
+            task, request_set, first_index = row["task"], row["formulation"], row["instance_index"]
+        elif (row["task"], row["formulation"]) != (task, request_set):
             raise OlmesError(
-                f"{path}:{number}: mixes {task}/{formulation} with {row['task']}/{row['formulation']}"
+                f"{path}:{number}: mixes {task}/{request_set} with {row['task']}/{row['formulation']}"
             )
         if row["instance_index"] == first_index:
             example.append(row)
@@ -224,7 +212,7 @@ def read_requests_file(path: Path) -> TaskRequests | None:
     if task is None:
         return None
     prefixes = _shared_prefixes(contexts)
-    return TaskRequests(task, formulation, path, prefixes, example, len(indices))
+    return TaskRequests(task, request_set, path, prefixes, example, len(indices))
 
 
 def _shared_prefixes(contexts: dict[str | None, list[str]]) -> dict[str | None, str]:
@@ -256,7 +244,7 @@ def read_instances_file(path: Path) -> TaskInstances | None:
 def load_requests(
     paths: list[str | Path],
 ) -> tuple[dict[tuple[str, str], TaskRequests], dict[str, TaskInstances]]:
-    """Every request file keyed by (task, formulation), every instance file keyed by task; of two
+    """Every request file keyed by (task, request set), every instance file keyed by task; of two
     files for one key the one with more instances wins."""
     requests: dict[tuple[str, str], TaskRequests] = {}
     instances: dict[str, TaskInstances] = {}
@@ -269,7 +257,7 @@ def load_requests(
         read = read_requests_file(path)
         if read is None:
             continue
-        key = (read.task, read.formulation)
+        key = (read.task, read.request_set)
         if key not in requests or read.num_instances > requests[key].num_instances:
             requests[key] = read
     return requests, instances

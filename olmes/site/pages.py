@@ -2,7 +2,9 @@
 
 The numbers come from the score summaries (per task and method) and from the tables of
 ``olmes tables`` (averages and their standard errors, the paired bootstrap, the figure data);
-nothing the tables computed is computed again here. The templates format; these methods gather.
+nothing the tables computed is computed again here. The leaderboard (its order and ranks, every
+cell's score, ties, chance and flags) is the ``leaderboard`` table's rows, shown as they are and
+under their own field names. The templates format; these methods gather.
 """
 
 from __future__ import annotations
@@ -13,24 +15,16 @@ import json
 import re
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
 from olmes import __version__
 from olmes.errors import OlmesError
-from olmes.render import percent
-from olmes.results import ScoreSet, best_of_two_stderr
-from olmes.scoring import MCF, METHODS, NEAR_TIE_NATS, NORMALIZATION_FORMULAS, cf_method
+from olmes.methods import MCF, METHODS, cf_method
+from olmes.records import LeaderboardRow, LeaderboardTask
+from olmes.results import ScoreSet
+from olmes.scoring import NEAR_TIE_NATS
 from olmes.site.inputs import TableSet, TaskInstances, TaskRequests
 from olmes.tasks import TASKS
-
-METHOD_LABELS = {
-    "cf_none": "CF none",
-    "cf_token": "CF token",
-    "cf_char": "CF char",
-    "cf_pmi": "CF pmi",
-    MCF: "MCF",
-}
 
 
 def slugify(name: str, taken: set[str]) -> str:
@@ -81,15 +75,30 @@ def run_record_rows(record: dict | None) -> list[tuple[str, str]]:
 
 @dataclass
 class SiteModel:
-    """A model as the pages show it: its average and that average's standard error are Table 4's."""
+    """A model as the pages show it: its row of the tables' ``leaderboard`` (rank, and Table 4's
+    average and that average's standard error) and the slug of its page."""
 
     name: str
     display_name: str
     slug: str
     partial: bool
     average: float | None
-    average_se: float | None
+    average_stderr: float | None
     rank: int | None = None
+
+
+DOWNLOAD_FIELDS = (
+    "score", "stderr", "formulation", "dagger", "partial", "cf_accuracy", "mcf_accuracy", "n",
+    "statistically_tied_with",
+)  # fmt: skip
+"""The fields of a leaderboard cell that ``leaderboard.csv`` and ``leaderboard.json`` carry."""
+
+
+def _download_cell(cell: LeaderboardTask | None) -> dict | None:
+    """A leaderboard cell in the downloads: its :data:`DOWNLOAD_FIELDS`, or null without a score."""
+    if cell is None or cell["score"] is None:
+        return None
+    return {name: cell[name] for name in DOWNLOAD_FIELDS}
 
 
 class SiteData:
@@ -105,97 +114,29 @@ class SiteData:
         self.scores, self.tables, self.requests, self.instances = scores, tables, requests, instances
         self.task_specs = TASKS
         self.tasks = list(scores.tasks)
-        averages = {record["model"]: record for record in tables.get("table4_olmes")["records"]}
+        self.rows: list[LeaderboardRow] = tables.get("leaderboard")["records"]  # in rank order
         taken: set[str] = set()
+        slugs = {info.name: slugify(info.name, taken) for info in scores.models}
         self.models = [
-            self._model(info.name, info.display_name, slugify(info.name, taken), averages.get(info.name, {}))
-            for info in scores.models
-        ]
-        self.models = [model for model in self.models if self._has_any(model.name)]
-        self.by_name = {model.name: model for model in self.models}
-        self.ties = self._ties()
-        self._rank()
-
-    def _has_any(self, name: str) -> bool:
-        return any(self.scores.get(name, task) is not None for task in self.tasks)
-
-    def _model(self, name: str, display: str, slug: str, table4_record: dict) -> SiteModel:
-        """A model with its average OLMES score and that average's standard error, from Table 4."""
-        return SiteModel(
-            name,
-            display,
-            slug,
-            self.scores.model_is_partial(name),
-            table4_record.get("Average"),
-            table4_record.get("average_stderr"),
-        )
-
-    def _ties(self) -> dict[tuple[str, str], list[str]]:
-        ties: dict[tuple[str, str], list[str]] = {}
-        table = self.tables.get("paired_bootstrap") or {}
-        for record in table.get("records", []):
-            if record.get("tied"):
-                ties.setdefault((record["higher"], record["task"]), []).append(record["lower"])
-                ties.setdefault((record["lower"], record["task"]), []).append(record["higher"])
-        return ties
-
-    def _rank(self) -> None:
-        def mean_available(model: SiteModel) -> float:
-            values = [
-                best["score"]
-                for task in self.tasks
-                if (summary := self.scores.get(model.name, task)) and (best := summary.get("best_of_two"))
-            ]
-            return float(np.mean(values)) if values else -1.0
-
-        self.models.sort(
-            key=lambda m: (
-                m.partial,
-                m.average is None,
-                -(m.average or 0.0),
-                -mean_available(m),
-                m.display_name,
+            SiteModel(
+                row["model"],
+                row["display_name"],
+                slugs.get(row["model"]) or slugify(row["model"], taken),
+                row["partial"],
+                row["average"],
+                row["average_stderr"],
+                row["rank"],
             )
-        )
-        for position, model in enumerate(m for m in self.models if m.average is not None):
-            model.rank = position + 1
+            for row in self.rows
+        ]
+        self.by_name = {model.name: model for model in self.models}
+        self.cells = {row["model"]: row["tasks"] for row in self.rows}
 
     # -- leaderboard -------------------------------------------------------------------------------
 
-    def cell(self, model: SiteModel, task: str) -> dict:
-        summary = self.scores.get(model.name, task)
-        best = summary.get("best_of_two") if summary else None
-        if best is None:
-            return {
-                "missing": True,
-                "task": task,
-                "reason": "not scored" if summary is None else "CF or MCF missing",
-            }
-        tied = [
-            self.by_name[name].display_name
-            for name in self.ties.get((model.name, task), [])
-            if name in self.by_name
-        ]
-        method = best["method"]
-        return {
-            "missing": False,
-            "task": task,
-            "score": best["score"],
-            "text": percent(best["score"]),
-            "se": best_of_two_stderr(summary),
-            "dagger": best["dagger"],
-            "partial": summary["partial"],
-            "method": METHOD_LABELS.get(method, method),
-            "tied": tied,
-            "n": summary["n_instances"],
-            "cf": best["cf_accuracy"],
-            "mcf": best["mcf_accuracy"],
-            "flags": [
-                flag
-                for flag in self.flags(model.name, task)
-                if flag["method"] in (best["cf_method"], MCF)  # the two formulations of the score
-            ],
-        }
+    def cell(self, model: SiteModel, task: str) -> LeaderboardTask | None:
+        """The model's leaderboard cell on a task, as the tables wrote it; None where not scored."""
+        return self.cells[model.name].get(task)
 
     def flags(self, model: str, task: str | None = None) -> list[dict]:
         """The flags of a model (on one task, or on all), from the tables' flags.json."""
@@ -207,11 +148,7 @@ class SiteData:
 
     def leaderboard_rows(self) -> list[dict]:
         return [
-            {
-                "model": model,
-                "cells": [self.cell(model, task) for task in self.tasks],
-                "reasons": self.partial_reasons(model.name),
-            }
+            {"model": model, "cells": self.cells[model.name], "reasons": self.partial_reasons(model.name)}
             for model in self.models
         ]
 
@@ -226,39 +163,15 @@ class SiteData:
         return reasons
 
     def leaderboard_records(self) -> list[dict]:
-        records = []
-        for model in self.models:
-            record = {
-                "rank": model.rank,
-                "model": model.name,
-                "display_name": model.display_name,
-                "partial": model.partial,
-                "average": model.average,
-                "average_stderr": model.average_se,
-                "tasks": {},
+        """The leaderboard rows as the downloads hold them: a task without a score is null."""
+        fields = ("rank", "model", "display_name", "partial", "average", "average_stderr")
+        return [
+            {
+                **{name: row[name] for name in fields},
+                "tasks": {task: _download_cell(row["tasks"].get(task)) for task in self.tasks},
             }
-            for task in self.tasks:
-                cell = self.cell(model, task)
-                if cell["missing"]:
-                    record["tasks"][task] = None
-                    continue
-                record["tasks"][task] = {
-                    "score": cell["score"],
-                    "stderr": cell["se"],
-                    "formulation": "mcf" if cell["dagger"] else "cf",
-                    "dagger": cell["dagger"],
-                    "partial": cell["partial"],
-                    "cf_accuracy": cell["cf"],
-                    "mcf_accuracy": cell["mcf"],
-                    "n": cell["n"],
-                    "statistically_tied_with": [
-                        self.by_name[n].name
-                        for n in self.ties.get((model.name, task), [])
-                        if n in self.by_name
-                    ],
-                }
-            records.append(record)
-        return records
+            for row in self.rows
+        ]
 
     def leaderboard_csv(self) -> str:
         buffer = io.StringIO()
@@ -315,7 +228,7 @@ class SiteData:
             "split": spec.split,
             "instances": spec.instances_note,
             "norm": spec.recommended_norm,
-            "norm_formula": NORMALIZATION_FORMULAS[spec.recommended_norm],
+            "norm_formula": cf_method(spec.recommended_norm).formula,
             "why": spec.why_norm,
             "has_pmi": spec.has_pmi,
         }
@@ -330,7 +243,7 @@ class SiteData:
 
     def task_score_rows(self, task: str) -> list[dict]:
         rows = []
-        recommended = cf_method(self.task_specs[task].recommended_norm)
+        recommended = cf_method(self.task_specs[task].recommended_norm).key
         for model in self.models:
             summary = self.scores.get(model.name, task)
             if summary is None:
@@ -461,9 +374,9 @@ class SiteData:
                 ties[name][str(method)] = tied
         return {
             "task": task,
-            "recommended": cf_method(self.task_specs[task].recommended_norm),
+            "recommended": cf_method(self.task_specs[task].recommended_norm).key,
             "methods": methods,
-            "method_labels": {method: METHOD_LABELS.get(method, method) for method in methods},
+            "method_labels": {method: METHODS[method].label for method in methods},
             "models": [
                 {"name": m.name, "display_name": m.display_name} for m in self.models if m.name in frames
             ],
@@ -477,17 +390,13 @@ class SiteData:
         }
 
     def chance(self) -> dict[str, float]:
-        """Accuracy of guessing per task (percent), from the scored instances' numbers of choices."""
+        """Accuracy of guessing per task (percent), by task display name: the leaderboard cell's
+        ``chance`` of the first model (in rank order) scored on the task."""
         out = {}
         for task in self.tasks:
-            for model in self.models:
-                if self.scores.get(model.name, task) is not None:
-                    frame = self.scores.predictions(model.name, task)
-                    first = frame.drop_duplicates("instance_index")
-                    out[self.task_specs[task].display_name] = round(
-                        100 * float(np.mean(1.0 / first["num_choices"])), 2
-                    )
-                    break
+            cell = next((cells[task] for cells in self.cells.values() if cells.get(task)), None)
+            if cell is not None:
+                out[self.task_specs[task].display_name] = round(100 * cell["chance"], 2)
         return out
 
     # -- models ------------------------------------------------------------------------------------
@@ -498,7 +407,7 @@ class SiteData:
             summary = self.scores.get(model.name, task)
             if summary is None:
                 continue
-            recommended = cf_method(self.task_specs[task].recommended_norm)
+            recommended = cf_method(self.task_specs[task].recommended_norm).key
             best = summary.get("best_of_two")
             methods = []
             for method in METHODS:
@@ -514,11 +423,11 @@ class SiteData:
                     }
                 )
             runs = []
-            for formulation, record in (summary.get("inputs") or {}).items():
+            for request_set, record in (summary.get("inputs") or {}).items():
                 run = record.get("run")
                 runs.append(
                     {
-                        "formulation": formulation,
+                        "request_set": request_set,
                         "path": record.get("path"),
                         "sha256": record.get("sha256"),
                         "summary": run_summary(run),
@@ -568,14 +477,18 @@ class SiteData:
             )
         return rows
 
-    # -- MMLU --------------------------------------------------------------------------------------
+    # -- tasks made of subjects (MMLU) ---------------------------------------------------------------
 
-    def mmlu_subjects(self) -> tuple[list[dict], list[dict], list[dict]]:
-        """Per-subject accuracies: the table's columns, its rows, and rows for the chart."""
-        recommended = cf_method(self.task_specs["mmlu"].recommended_norm)
+    def subject_tasks(self) -> list[str]:
+        """The scored tasks that are averaged over subjects: each gets a page of its subjects."""
+        return [task for task in self.tasks if self.task_specs[task].subjects]
+
+    def subjects(self, task: str) -> tuple[list[dict], list[dict], list[dict]]:
+        """Per-subject accuracies of a task: the table's columns, its rows, and rows for the chart."""
+        recommended = cf_method(self.task_specs[task].recommended_norm).key
         columns, by_subject, chart_rows = [], {}, []
         for model in self.models:
-            summary = self.scores.get(model.name, "mmlu")
+            summary = self.scores.get(model.name, task)
             if summary is None:
                 continue
             for method, label in ((recommended, "CF"), (MCF, "MCF")):

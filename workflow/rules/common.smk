@@ -14,7 +14,7 @@ from olmes import store as results_store
 from olmes.models import SHORT_NAMES
 from olmes.prompts import STANDARD_VARIANT, VARIANTS
 from olmes.requests import request_sets
-from olmes.scoring import MCF, METHODS, NORMALIZATIONS, cf_method
+from olmes.methods import METHODS, get_method, methods_for
 from olmes.rotations import ROTATIONS_SUFFIX
 from olmes.tasks import REQUEST_SETS, ROTATIONS, TASKS
 
@@ -40,7 +40,7 @@ ROBUSTNESS = config["robustness"]
 wildcard_constraints:
     model="[^/]+",
     task="|".join(TASKS),
-    formulation="|".join((*REQUEST_SETS, ROTATIONS)),
+    request_set="|".join((*REQUEST_SETS, ROTATIONS)),
     method="|".join(METHODS),
     variant_dir="(variants/(" + "|".join(v for v in VARIANTS if v != STANDARD_VARIANT) + ")/)?",
 
@@ -60,37 +60,37 @@ def task_request_sets(task):
 
 
 def task_methods(task):
-    """The scoring methods of a task: CF under each normalization it has inputs for, and MCF."""
-    norms = [norm for norm in NORMALIZATIONS if norm != "pmi" or "pmi" in task_request_sets(task)]
-    return [*map(cf_method, norms), MCF]
+    """The scoring methods of a task: those whose request sets the task has (pmi only where it has
+    pmi requests)."""
+    return [method.key for method in methods_for(task_request_sets(task))]
 
 
 def all_request_files():
     return [
-        expand(rules.requests.output[0], variant_dir="", task=task, formulation=formulation)[0]
+        expand(rules.requests.output[0], variant_dir="", task=task, request_set=request_set)[0]
         for task in TASK_KEYS
-        for formulation in task_request_sets(task)
+        for request_set in task_request_sets(task)
     ]
 
 
 def logprob_files(wildcards):
     """One model x task's log-prob files by request set (the inputs a score summary records)."""
     return {
-        formulation: expand(
+        request_set: expand(
             rules.logprobs.output[0],
             variant_dir=wildcards.variant_dir,
             model=wildcards.model,
             task=wildcards.task,
-            formulation=formulation,
+            request_set=request_set,
         )[0]
-        for formulation in task_request_sets(wildcards.task)
+        for request_set in task_request_sets(wildcards.task)
     }
 
 
 def method_logprobs(wildcards):
-    """The log-prob files one scoring method reads: MCF's, CF's, and for pmi CF's and the baseline."""
-    needed = {MCF: ["mcf"], cf_method("pmi"): ["cf", "pmi"]}.get(wildcards.method, ["cf"])
-    return {formulation: logprob_files(wildcards)[formulation] for formulation in needed}
+    """The log-prob files one scoring method reads (its request sets)."""
+    files = logprob_files(wildcards)
+    return {request_set: files[request_set] for request_set in get_method(wildcards.method).request_sets}
 
 
 def method_predictions(wildcards):

@@ -7,7 +7,7 @@ rule logprobs:
     input:
         rules.requests.output,
     output:
-        f"{RESULTS}/{{variant_dir}}logprobs/{{model}}/{{task}}.{{formulation}}.parquet",
+        f"{RESULTS}/{{variant_dir}}logprobs/{{model}}/{{task}}.{{request_set}}.parquet",
     params:
         spec=model_spec,
         dtype=model_dtype_option,
@@ -23,9 +23,9 @@ rule logprobs:
     conda:
         "../envs/olmes.yaml"
     log:
-        f"{RESULTS}/{{variant_dir}}logs/logprobs/{{model}}/{{task}}.{{formulation}}.log",
+        f"{RESULTS}/{{variant_dir}}logs/logprobs/{{model}}/{{task}}.{{request_set}}.log",
     benchmark:
-        f"{RESULTS}/{{variant_dir}}benchmarks/logprobs/{{model}}/{{task}}.{{formulation}}.tsv"
+        f"{RESULTS}/{{variant_dir}}benchmarks/logprobs/{{model}}/{{task}}.{{request_set}}.tsv"
     shell:
         "olmes logprobs --model {params.spec:q} {params.dtype} --requests {input}"
         " --max-batch-tokens {params.max_batch_tokens} --threads {threads} --output {output} 2> {log}"

@@ -4,7 +4,7 @@
 
 rule requests:
     output:
-        f"{RESULTS}/{{variant_dir}}requests/{{task}}.{{formulation}}.jsonl",
+        f"{RESULTS}/{{variant_dir}}requests/{{task}}.{{request_set}}.jsonl",
     params:
         limit=limit_option(),
         source=config["source"],
@@ -14,9 +14,9 @@ rule requests:
     conda:
         "../envs/olmes.yaml"
     log:
-        f"{RESULTS}/{{variant_dir}}logs/requests/{{task}}.{{formulation}}.log",
+        f"{RESULTS}/{{variant_dir}}logs/requests/{{task}}.{{request_set}}.log",
     shell:
-        "olmes requests {wildcards.task} --formulation {wildcards.formulation} --source {params.source}"
+        "olmes requests {wildcards.task} --request-set {wildcards.request_set} --source {params.source}"
         " {params.limit} {params.pmi} {params.variant} --output {output} 2> {log}"
 
 

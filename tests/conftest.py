@@ -1,0 +1,23 @@
+"""Fixtures shared by several test modules (plain helpers are in tests/helpers.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import CHROMIUM, CHROMIUM_ARGS
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's headless Chromium through Playwright; skips with the reason when either is missing."""
+    if not CHROMIUM.exists():
+        pytest.skip("/usr/bin/chromium not found: apt-get install -y chromium chromium-driver")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="pip install playwright (never playwright install)"
+    )
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        yield chromium
+        chromium.close()
