@@ -252,7 +252,7 @@ def test_duplicate_rows_and_wrong_formulation(tmp_path):
     rows = instance_rows("boolq", "cf", 0, [" yes", " no"], [-1, -2], 0)
     with pytest.raises(OlmesError, match="appears more than once"):
         scoring.score_task("m", cf_path=write(tmp_path, "dup.parquet", rows + rows[:1]))
-    with pytest.raises(OlmesError, match="holds formulation 'cf' but was given as 'mcf'"):
+    with pytest.raises(OlmesError, match="holds request set 'cf' but was given as 'mcf'"):
         scoring.score_task("m", mcf_path=write(tmp_path, "cf.parquet", rows))
     with pytest.raises(OlmesError, match="cf file has unconditional rows; they belong in the task's pmi"):
         scoring.score_task(
