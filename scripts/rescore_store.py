@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from olmes import store
-from olmes.cli import main as olmes
-from olmes.errors import OlmesError
-from olmes.results import ModelInfo
+from olmes.cli.main import main as olmes
+from olmes.core.errors import OlmesError
+from olmes.store import publish as store
+from olmes.tables.results import ModelInfo
 
 
 def with_bytes(frame: pd.DataFrame, task: str, request_set: str, limit: int | None) -> pd.DataFrame:

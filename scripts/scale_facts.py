@@ -17,7 +17,7 @@ import csv
 import json
 from pathlib import Path
 
-from olmes.records import read_run_record, write_records
+from olmes.core.records import read_run_record, write_records
 
 FACTS = (
     "requests_computed", "requests_from_cache", "tokens_forwarded", "trie_minimal_tokens", "naive_tokens",

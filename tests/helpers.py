@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from olmes.requests import request_sets
-from olmes.tasks import get_task
+from olmes.requests.build import request_sets
+from olmes.requests.tasks import get_task
 
 # -- log-prob rows and files as the engine writes them -----------------------------------------------
 
@@ -121,7 +121,8 @@ def engine_logprobs(rows: list[dict], model: str, seed: int) -> pd.DataFrame:
 
 
 def run_record(model: str, task: str, formulation: str) -> dict:
-    """A run record in the flat shape the engine writes (olmes/runner.py, run_record and score_file)."""
+    """A run record in the flat shape the engine writes (olmes/logprobs/runner.py, run_record and
+    score_file)."""
     return {
         "model": model,
         "model_kind": "local",

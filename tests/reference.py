@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from functools import cache
 
-from olmes.bundle import read_dump
-from olmes.data import UNCONDITIONAL_DOC_ID_OFFSET
+from olmes.core.bundle import read_dump
+from olmes.requests.data import UNCONDITIONAL_DOC_ID_OFFSET
 
 # (task, formulation) -> the dump holding the standard's request set for it.
 REFERENCE_VARIANTS = {

@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from olmes.atomic import atomic_dir, atomic_path, make_dir_public, write_json_atomic, write_text_atomic
+from olmes.core.atomic import atomic_dir, atomic_path, make_dir_public, write_json_atomic, write_text_atomic
 
 
 @pytest.fixture

@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 import torch
 
-from olmes import engine
-from olmes.cache import LogprobCache, request_key
-from olmes.cli import main
-from olmes.models import LoadedModel, ResolvedModel, expects_bos, load
-from olmes.requests import build_requests
-from olmes.runner import score_file
+from olmes.cli.main import main
+from olmes.logprobs import engine
+from olmes.logprobs.cache import LogprobCache, request_key
+from olmes.logprobs.models import LoadedModel, ResolvedModel, expects_bos, load
+from olmes.logprobs.runner import score_file
+from olmes.requests.build import build_requests
 from tests.tiny_model import build_tiny_model
 
 TOLERANCE = 1e-4  # nats, float32
@@ -338,14 +338,14 @@ def test_sigterm_saves_finished_chunks_and_exits_with_one_line(tmp_path) -> None
     import sys
     import threading
 
-    from olmes.records import write_records
-    from olmes.requests import build_requests
+    from olmes.core.records import write_records
+    from olmes.requests.build import build_requests
     from tests.tiny_model import build_tiny_model
 
     model = build_tiny_model(tmp_path / "tiny")
     requests = tmp_path / "r.jsonl"
     write_records(build_requests("hellaswag", "cf", limit=1000), requests)
-    command = [sys.executable, "-m", "olmes.cli", "logprobs", "--model", str(model), "--requests",
+    command = [sys.executable, "-m", "olmes.cli.main", "logprobs", "--model", str(model), "--requests",
                str(requests), "--output", str(tmp_path / "o.parquet"), "--cache-dir", str(tmp_path / "cache"),
                "--max-batch-tokens", "64"]  # fmt: skip
     process = subprocess.Popen(command, stderr=subprocess.PIPE)

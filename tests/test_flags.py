@@ -7,9 +7,9 @@ import json
 
 import numpy as np
 
-from olmes.cli import main
-from olmes.flags import task_flags
-from olmes.scoring import score_task
+from olmes.cli.main import main
+from olmes.scoring.flags import task_flags
+from olmes.scoring.score import score_task
 from tests.helpers import cf_files, instance_rows, mcf_rows, write
 
 N = 200

@@ -13,10 +13,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from olmes.data import load_instances, raw_rows
-from olmes.errors import OlmesError
-from olmes.requests import build_requests
-from olmes.tasks import TASKS, get_task
+from olmes.core.errors import OlmesError
+from olmes.requests.build import build_requests
+from olmes.requests.data import load_instances, raw_rows
+from olmes.requests.tasks import TASKS, get_task
 
 MIRRORED_TASKS = ["arc_challenge", "arc_easy", "boolq", "csqa", "hellaswag", "openbookqa", "piqa",
                   "socialiqa", "winogrande"]  # fmt: skip

@@ -6,10 +6,10 @@ from collections import Counter
 
 import pytest
 
-from olmes.data import load_instances
-from olmes.errors import OlmesError
-from olmes.requests import build_requests
-from olmes.tasks import get_task
+from olmes.core.errors import OlmesError
+from olmes.requests.build import build_requests
+from olmes.requests.data import load_instances
+from olmes.requests.tasks import get_task
 
 # The public MMLU test-split sizes per subject (sum 14042).
 SUBJECT_COUNTS = {

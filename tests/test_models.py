@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from olmes import models
-from olmes.errors import OlmesError
-from olmes.resources import cache_dir
+from olmes.core.errors import OlmesError
+from olmes.core.resources import cache_dir
+from olmes.logprobs import models
 from tests.tiny_model import build_tiny_model
 
 

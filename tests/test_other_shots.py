@@ -1,4 +1,5 @@
-"""Prompt variant var2 (the paper's Table 5: other shots): the shots in ``olmes/tasks/fewshot_var2.json``
+"""Prompt variant var2 (the paper's Table 5: other shots): the shots in
+``olmes/requests/tasks/fewshot_var2.json``
 keep the curation's principles. Chosen by ``scripts/choose_other_shots.py`` from AI2's train dumps
 (no wheel or network is needed here; the evaluated instances come from the cached offline bundle).
 
@@ -17,14 +18,14 @@ from importlib import resources
 
 import pytest
 
-from olmes.data import load_instances, raw_rows
-from olmes.tasks import TASKS
-from olmes.tasks.base import curated_fewshot
+from olmes.requests.data import load_instances, raw_rows
+from olmes.requests.tasks import TASKS
+from olmes.requests.tasks.base import curated_fewshot
 
 LENGTH_TOLERANCE = 0.10
 KEPT, REPLACED = (0, 1), (2, 3, 4)
 REQUIRED = ("arc_easy", "openbookqa", "piqa")
-TEXT = resources.files("olmes.tasks").joinpath("fewshot_var2.json").read_text(encoding="utf-8")
+TEXT = resources.files("olmes.requests.tasks").joinpath("fewshot_var2.json").read_text(encoding="utf-8")
 VAR2 = json.loads(TEXT)
 INCLUDED = sorted(key for key in VAR2 if not key.startswith("_"))
 
@@ -123,7 +124,7 @@ def test_replacements_are_about_as_long_as_the_shots_they_replace(key):
             new, old = len(render(shots[position])), len(render(curated[position]))
             assert abs(new - old) <= LENGTH_TOLERANCE * old
             record = records[position]
-            assert (record[f"{name}_chars"], record[f"replaced_{name}_chars"]) == (new, old)
+            assert (record[f"{name}_length"], record[f"replaced_{name}_length"]) == (new, old)
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from olmes import store
+from olmes.store import publish as store
 from tests.helpers import watched
 
 REPO = Path(__file__).resolve().parent.parent

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from olmes.errors import OlmesError
-from olmes.records import (
+from olmes.core.errors import OlmesError
+from olmes.core.records import (
     InstanceRow,
     RequestRow,
     read_records,
@@ -17,7 +17,7 @@ from olmes.records import (
     read_score_summary,
     write_records,
 )
-from olmes.requests import build_requests
+from olmes.requests.build import build_requests
 
 ROW = {"task": "piqa", "formulation": "cf", "instance_index": 0, "native_id": 7, "choice": 1, "label": 0,
        "context": "Goal: x\nAnswer:", "continuation": " y", "unconditional": False}  # fmt: skip
@@ -103,7 +103,7 @@ def test_nested_records_are_checked_to_the_field(tmp_path) -> None:
 
 
 def test_one_json_lines_writer_for_files_bytes_gzip_and_appends(tmp_path):
-    from olmes.records import records_bytes
+    from olmes.core.records import records_bytes
 
     rows = [ROW, {**ROW, "context": "Ziel: ü\nAntwort:"}]
     write_records(rows, tmp_path / "r.jsonl")

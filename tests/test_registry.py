@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from olmes.cli import main
-from olmes.config import validate_config
-from olmes.errors import OlmesError
-from olmes.records import write_records
-from olmes.requests import build_requests, request_sets
-from olmes.tasks import TASKS
-from olmes.tasks.base import curated_fewshot
-from olmes.tasks.question_answer import CSQA
+from olmes.cli.main import main
+from olmes.core.config import validate_config
+from olmes.core.errors import OlmesError
+from olmes.core.records import write_records
+from olmes.requests.build import build_requests, request_sets
+from olmes.requests.tasks import TASKS
+from olmes.requests.tasks.base import curated_fewshot
+from olmes.requests.tasks.question_answer import CSQA
 from tests.helpers import engine_logprobs
 
 REPO = Path(__file__).resolve().parent.parent

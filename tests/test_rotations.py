@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from olmes.cli import main
-from olmes.errors import OlmesError
-from olmes.requests import requests_of, rotated, task_instances
-from olmes.rotations import analyze
-from olmes.tasks import TASKS
+from olmes.cli.main import main
+from olmes.core.errors import OlmesError
+from olmes.requests.build import requests_of, rotated, task_instances
+from olmes.requests.tasks import TASKS
+from olmes.scoring.rotations import analyze
 from tests.helpers import rotation_frames, write
 
 

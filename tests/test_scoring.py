@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from olmes import scoring
-from olmes.cli import main
-from olmes.errors import OlmesError
-from olmes.records import SCORES_FORMAT, olmes_score
-from olmes.tasks import TASKS
+from olmes.cli.main import main
+from olmes.core.errors import OlmesError
+from olmes.core.records import SCORES_FORMAT, olmes_score
+from olmes.requests.tasks import TASKS
+from olmes.scoring import score as scoring
 from tests.helpers import cf_files, instance_rows, mcf_rows, run_record, write
 
 

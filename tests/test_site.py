@@ -1,6 +1,6 @@
 """The static site, built from real-format inputs and checked in a real headless Chromium.
 
-The inputs are made the way the pipeline makes them: request files by ``olmes.requests`` (the real
+The inputs are made the way the pipeline makes them: request files by ``olmes.requests.build`` (the real
 templates, on the curated examples, with MMLU and the data loader stubbed), log-prob Parquet files
 in the engine's columns with hand-chosen numbers, then ``olmes score``, ``olmes tables`` and
 ``olmes site`` through the CLI. Browser tests need Debian's ``/usr/bin/chromium`` and the Python
@@ -24,16 +24,16 @@ from pathlib import Path
 
 import pytest
 
-import olmes.requests as requests_module
-from olmes.atomic import current_umask
-from olmes.cli import main
-from olmes.errors import OlmesError
-from olmes.records import write_records
-from olmes.render import percent
+import olmes.requests.build as requests_module
+from olmes.cli.main import main
+from olmes.core.atomic import current_umask
+from olmes.core.errors import OlmesError
+from olmes.core.records import write_records
+from olmes.requests.tasks import TASKS, Instance
+from olmes.requests.tasks.base import curated_fewshot
 from olmes.site import charts
 from olmes.site.filters import sort_key
-from olmes.tasks import TASKS, Instance
-from olmes.tasks.base import curated_fewshot
+from olmes.tables.render import percent
 from tests.helpers import engine_logprobs, run_record, watched
 
 SCREENSHOTS = Path(

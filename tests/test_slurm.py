@@ -35,8 +35,8 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from olmes.cache import request_key
-from olmes.records import RequestRow, read_records
+from olmes.core.records import RequestRow, read_records
+from olmes.logprobs.cache import request_key
 from tests.helpers import WORKFLOW_SETS, WORKFLOW_TASKS, workflow_environment, write_workflow_config
 from tests.tiny_model import build_tiny_model
 
@@ -223,8 +223,8 @@ def _cancel_jobs(run: Run) -> None:
 
 def _environment_with_cache(cache: Path) -> dict:
     """The test environment with its own olmes cache, sharing the downloaded data bundle."""
-    from olmes.bundle import bundle_dir
-    from olmes.resources import cache_dir
+    from olmes.core.bundle import bundle_dir
+    from olmes.core.resources import cache_dir
 
     bundle = bundle_dir()  # the user's cache: fetched and extracted once (86 MB), then shared
     (cache / "logprobs").mkdir(parents=True, exist_ok=True)

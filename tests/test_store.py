@@ -15,13 +15,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from olmes import scoring, store, tables
-from olmes.cli import main
-from olmes.errors import OlmesError
-from olmes.records import olmes_score, write_records, write_run_record
-from olmes.results import load_scores
-from olmes.runner import hardware, write_parquet
-from olmes.tasks import TASKS, get_task
+from olmes.cli.main import main
+from olmes.core.errors import OlmesError
+from olmes.core.records import olmes_score, write_records, write_run_record
+from olmes.logprobs.runner import hardware, write_parquet
+from olmes.requests.tasks import TASKS, get_task
+from olmes.scoring import score as scoring
+from olmes.store import publish as store
+from olmes.tables import paper as tables
+from olmes.tables.results import load_scores
 from tests.helpers import run_record
 
 TASK = "openbookqa"  # 500 instances, scores pmi: three request sets

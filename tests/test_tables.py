@@ -11,13 +11,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from olmes import bootstrap, figures, records, render, results, scoring, tables
-from olmes.cli import main
-from olmes.errors import OlmesError
-from olmes.methods import cf_method
-from olmes.records import SCORES_FORMAT
+from olmes.cli.main import main
+from olmes.core import records
+from olmes.core.errors import OlmesError
+from olmes.core.methods import cf_method
+from olmes.core.records import SCORES_FORMAT
+from olmes.requests.tasks import TASKS
+from olmes.scoring import score as scoring
 from olmes.site import inputs
-from olmes.tasks import TASKS
+from olmes.tables import bootstrap, figures, render, results
+from olmes.tables import paper as tables
 from tests.helpers import compile_latex, instance_rows, write
 
 

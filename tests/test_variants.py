@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from olmes.cli import main
-from olmes.errors import OlmesError
-from olmes.requests import request_sets, requests_of, task_instances
-from olmes.tasks import TASKS
+from olmes.cli.main import main
+from olmes.core.errors import OlmesError
+from olmes.requests.build import request_sets, requests_of, task_instances
+from olmes.requests.tasks import TASKS
 
 
 def _first(task: str, request_set: str, variant: str) -> dict:

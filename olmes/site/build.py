@@ -20,16 +20,16 @@ from importlib import resources
 from pathlib import Path
 
 from olmes import __version__
-from olmes.atomic import atomic_dir, write_text_atomic
-from olmes.errors import OlmesError
-from olmes.methods import METHODS
-from olmes.render import DAGGER, MISSING, PARTIAL_MARK
-from olmes.scoring import NEAR_TIE_NATS
+from olmes.core.atomic import atomic_dir, write_text_atomic
+from olmes.core.errors import OlmesError
+from olmes.core.methods import METHODS
+from olmes.requests.tasks import TASKS
+from olmes.scoring.score import NEAR_TIE_NATS
 from olmes.site import charts
 from olmes.site.filters import FILTERS
 from olmes.site.inputs import load_requests, load_site_scores, read_reproduction
 from olmes.site.pages import SiteData
-from olmes.tasks import TASKS
+from olmes.tables.render import DAGGER, MISSING, PARTIAL_MARK
 
 MARKER = ".olmes-site"
 STATIC_FILES = (

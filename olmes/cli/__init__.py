@@ -1,0 +1,1 @@
+"""The ``olmes`` command line: ``main`` dispatches to one module per command in ``commands/``."""

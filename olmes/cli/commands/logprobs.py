@@ -1,0 +1,107 @@
+"""``olmes logprobs``: score a request file with a causal LM into Parquet plus a JSON run record.
+
+The work is done by :mod:`olmes.logprobs.runner`; this module parses the command line, loads the model and
+turns SIGTERM into an orderly stop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from pathlib import Path
+
+import torch
+
+from olmes.core.errors import OlmesError
+from olmes.core.resources import cache_dir
+from olmes.logprobs.engine import DEFAULT_MAX_BATCH_TOKENS, GPU_MAX_BATCH_TOKENS
+from olmes.logprobs.models import DTYPES, SHORT_NAMES, prepare
+from olmes.logprobs.runner import read_requests, score_file
+
+NAME = "logprobs"
+HELP = "score a request file with a causal LM: log P(continuation | context) per request, as Parquet"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model",
+        required=True,
+        help=f"{' or '.join(SHORT_NAMES)}, a .gguf file, a local Hugging Face folder, or a hub id[@revision]",
+    )
+    parser.add_argument("--requests", required=True, type=Path, help="request file (JSONL)")
+    parser.add_argument("--output", required=True, type=Path, help="Parquet file to write")
+    parser.add_argument(
+        "--max-batch-tokens",
+        type=_positive_or_auto,
+        default="auto",
+        help=f"tokens forwarded per model call, or auto (default: {DEFAULT_MAX_BATCH_TOKENS} on a CPU, "
+        f"{GPU_MAX_BATCH_TOKENS} on a GPU); halved on CUDA OOM",
+    )
+    parser.add_argument(
+        "--dtype",
+        default="auto",
+        choices=["auto", *DTYPES],
+        help="weights/activations precision (default: the model's own; float32 for GGUF)",
+    )
+    parser.add_argument("--device", help="torch device (default: cuda when present, else cpu)")
+    parser.add_argument(
+        "--threads",
+        type=_positive,
+        help="CPU threads of torch (default: torch's own, every core); the workflow passes its job's",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        help="cache folder for models and scores (default: $OLMES_CACHE_DIR, else ~/.cache/olmes)",
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="ignore cached scores (a cold run; still writes new ones)"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _positive_or_auto(text: str) -> int | str:
+    return text if text == "auto" else _positive(text)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return value
+
+
+def _terminated(signum, _frame) -> None:
+    """SIGTERM (scancel, a time limit, a killed job) unwinds like an error, so finished work is saved."""
+    raise OlmesError(
+        f"stopped by signal {signal.Signals(signum).name}; the requests scored so far are cached, "
+        "run the same command again to resume"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    signal.signal(signal.SIGTERM, _terminated)
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    if args.cache_dir is not None:  # models and data are cached there too (olmes.core.resources)
+        os.environ["OLMES_CACHE_DIR"] = str(args.cache_dir)
+    requests = read_requests(args.requests)
+    record = score_file(
+        prepare(args.model, dtype=args.dtype, device=args.device),
+        requests,
+        args.requests,
+        args.output,
+        args.cache_dir or cache_dir(),
+        max_batch_tokens=None if args.max_batch_tokens == "auto" else args.max_batch_tokens,
+        use_cache=not args.no_cache,
+        progress=not args.quiet,
+    )
+    print(
+        f"olmes: {record['num_requests']} requests ({record['requests_from_cache']} from cache), "
+        f"{record['tokens_forwarded']} tokens forwarded (trie-minimal {record['trie_minimal_tokens']}), "
+        f"{record['wall_time_s']:.1f} s -> {args.output}",
+        file=sys.stderr,
+    )
+    return 0

@@ -1,0 +1,35 @@
+"""``olmes predict``: one scoring method's per-instance predictions of one model x task (no torch)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from olmes.core.atomic import atomic_path
+from olmes.core.methods import METHODS, PMI
+from olmes.scoring.score import predict
+
+NAME = "predict"
+HELP = f"one method's predictions ({', '.join(METHODS)}) from the engine's log-probs"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model-name", required=True, help="the model's label in scores and tables")
+    parser.add_argument("--method", required=True, choices=list(METHODS))
+    for request_set in ("cf", PMI, "mcf"):
+        readers = ", ".join(key for key, method in METHODS.items() if request_set in method.request_sets)
+        parser.add_argument(f"--{request_set}", type=Path, help=f"{request_set} log-prob Parquet ({readers})")
+    parser.add_argument("--output", required=True, type=Path, help="predictions Parquet to write")
+
+
+def run(args: argparse.Namespace) -> int:
+    predictions = predict(args.model_name, args.method, args.cf, args.pmi, args.mcf)
+    with atomic_path(args.output) as temp:
+        predictions.to_parquet(temp, index=False)
+    accuracy = predictions["correct"].mean()
+    print(
+        f"{args.model_name} / {predictions['task'].iloc[0]} / {args.method}: {100 * accuracy:.1f}",
+        file=sys.stderr,
+    )
+    return 0

@@ -1,0 +1,42 @@
+"""``olmes reproduce``: recompute a published model's first N instances here and compare with the store."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from olmes.cli.argtypes import positive_int
+
+NAME = "reproduce"
+HELP = "recompute the first N instances of a published model here and compare them with the store"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", help="a model of the store (its name)")
+    parser.add_argument(
+        "--store", type=Path, default=Path("leaderboard"), help="the results store (default: leaderboard)"
+    )
+    parser.add_argument(
+        "--limit", type=positive_int, default=10, help="instances per task to recompute (default 10)"
+    )
+    parser.add_argument(
+        "--workdir", type=Path, required=True, help="folder for the recomputed requests and log-probs"
+    )
+    parser.add_argument("--output", type=Path, required=True, help="the comparison report (JSON) to write")
+    parser.add_argument("--threads", type=positive_int, help="CPU threads of torch (default: every core)")
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from olmes.core.atomic import write_json_atomic
+    from olmes.core.resources import cache_dir
+    from olmes.store.reproduce import reproduce, summary_lines
+
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    report = reproduce(args.store, args.model, args.limit, args.workdir, cache_dir())
+    write_json_atomic(args.output, report)
+    print("\n".join(summary_lines(report)), file=sys.stderr)
+    return 0

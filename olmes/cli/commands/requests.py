@@ -1,0 +1,60 @@
+"""``olmes requests``: write a task's OLMES requests (CF or MCF) and/or its instances as JSON lines."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from olmes.cli.argtypes import positive_int
+from olmes.core.errors import OlmesError
+from olmes.core.records import write_records
+from olmes.requests.build import instance_rows, requests_of, task_instances
+from olmes.requests.data import SOURCES
+from olmes.requests.prompts import STANDARD_VARIANT, VARIANTS
+from olmes.requests.tasks import REQUEST_SETS, ROTATIONS, get_task
+
+NAME = "requests"
+HELP = "write the standard's requests of one task and request set as JSONL"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("task", help="task key (see `olmes tasks`)")
+    parser.add_argument(
+        "--request-set",
+        choices=(*REQUEST_SETS, ROTATIONS),
+        help="the request set of --output: cf, mcf, or pmi (CF's choices after the bare context 'Answer:')",
+    )
+    parser.add_argument("--limit", type=positive_int, help="keep the first N standardized instances")
+    parser.add_argument("--source", choices=SOURCES, default="bundle", help="where data comes from")
+    parser.add_argument(
+        "--pmi-everywhere",
+        action="store_true",
+        help="allow the pmi request set for tasks whose standard scores no pmi (BoolQ, MMLU, WinoGrande)",
+    )
+    parser.add_argument(
+        "--variant",
+        choices=list(VARIANTS),
+        default=STANDARD_VARIANT,
+        help="the standard's prompts, or a variant of the paper's Table 5: var1 ('Correct answer:' after "
+        "a blank line, ' A)' labels), var2 (3 of the 5 shots replaced by other train examples), var3 (both)",
+    )
+    parser.add_argument("--output", help="request file (JSONL) to write; needs --request-set")
+    parser.add_argument("--instances", help="instance file (JSONL: question, choices, gold) to write")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.output is None and args.instances is None:
+        raise OlmesError("olmes requests needs --output (with --request-set) and/or --instances")
+    if (args.output is None) != (args.request_set is None):
+        raise OlmesError("--output and --request-set go together")
+    task = get_task(args.task)
+    instances = task_instances(task, args.limit, args.source)
+    if args.output is not None:
+        rows = requests_of(task, args.request_set, instances, args.source, args.pmi_everywhere, args.variant)
+        write_records(rows, args.output)
+        counts = f"{len(rows)} requests for {len(instances)} instances"
+        print(f"{args.task} {args.request_set}: {counts} -> {args.output}", file=sys.stderr)
+    if args.instances is not None:
+        write_records(instance_rows(task, instances), args.instances)
+        print(f"{args.task}: {len(instances)} instances -> {args.instances}", file=sys.stderr)
+    return 0

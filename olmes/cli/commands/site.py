@@ -1,0 +1,51 @@
+"""``olmes site``: score summaries, tables and requests -> the static leaderboard site."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from olmes.cli.argtypes import add_scores_argument
+from olmes.site.build import build_site
+from olmes.store import publish as store
+
+NAME = "site"
+HELP = "build the static leaderboard site (HTML, works from disk and on GitHub Pages)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_scores_argument(parser)
+    parser.add_argument(
+        "--tables",
+        type=Path,
+        help="folder written by olmes tables from the same --scores (default: build the tables here)",
+    )
+    parser.add_argument(
+        "--requests",
+        nargs="*",
+        default=[],
+        help="request and instance JSONL files of olmes requests, or directories holding them",
+    )
+    parser.add_argument(
+        "--models", type=Path, help="models file (YAML/JSON): display names, order, checkpoint series"
+    )
+    parser.add_argument(
+        "--reproduction", nargs="+", default=[], help="reports of olmes reproduce to show (Reproduction page)"
+    )
+    parser.add_argument("--title", default="OLMES leaderboard", help="site title shown in every page header")
+    parser.add_argument(
+        "--out", required=True, type=Path, help="output folder, replaced as a whole (e.g. site)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    scores, requests, models = args.scores, args.requests, args.models
+    if args.store is not None:
+        scores = store.score_paths(args.store)
+        requests = [*store.task_paths(args.store), *requests]
+        models = models or store.model_infos(args.store)
+    written = build_site(scores, args.out, args.tables, requests, models, args.title, args.reproduction)
+    pages = sum(1 for path in written if path.suffix == ".html")
+    print(f"{pages} pages, {len(written)} files -> {args.out}/index.html", file=sys.stderr)
+    return 0

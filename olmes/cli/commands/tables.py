@@ -1,0 +1,39 @@
+"""``olmes tables``: score summaries -> the paper's tables, figure data and statistics."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from olmes.cli.argtypes import add_scores_argument, positive_int
+from olmes.store import publish as store
+from olmes.tables.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from olmes.tables.paper import build_tables
+from olmes.tables.results import load_scores
+
+NAME = "tables"
+HELP = "build the paper's tables (CSV, JSON, LaTeX) and figure data from score summaries"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_scores_argument(parser)
+    parser.add_argument("--out", required=True, type=Path, help="output directory (e.g. results/tables)")
+    parser.add_argument(
+        "--models", type=Path, help="models file (YAML/JSON): display names, order, checkpoint series"
+    )
+    parser.add_argument("--seed", type=int, default=BOOTSTRAP_SEED, help="bootstrap seed")
+    parser.add_argument(
+        "--resamples", type=positive_int, default=BOOTSTRAP_RESAMPLES, help="bootstrap resamples"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.store is not None:
+        scores = load_scores(store.score_paths(args.store), args.models or store.model_infos(args.store))
+    else:
+        scores = load_scores(args.scores, args.models)
+    written = build_tables(scores, args.out, args.resamples, args.seed)
+    models, tasks = len(scores.models), len(scores.tasks)
+    print(f"{len(written)} files for {models} model(s) x {tasks} task(s) -> {args.out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,56 @@
+"""The ``olmes`` command line: one subcommand per pipeline stage, each a module in ``olmes.cli.commands``.
+
+A command module defines ``NAME`` (equal to its module name), ``HELP``, ``add_arguments(parser)``
+and ``run(args) -> int``. Only the module of the command being run is imported, so that
+``olmes requests`` does not pay for importing torch. Errors meant for users are
+:class:`olmes.core.errors.OlmesError`: printed on one line, exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+import olmes.cli.commands
+from olmes import __version__
+from olmes.core.errors import OlmesError
+
+
+def _command_names() -> list[str]:
+    return sorted(info.name for info in pkgutil.iter_modules(olmes.cli.commands.__path__))
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of one command when it is known, else of all (for help and error messages)."""
+    names = _command_names()
+    if command in names:
+        names = [command]
+    parser = argparse.ArgumentParser(prog="olmes", description="OLMES evaluation pipeline")
+    parser.add_argument("--version", action="version", version=f"olmes {__version__}")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in names:
+        module = importlib.import_module(f"olmes.cli.commands.{name}")
+        sub = subparsers.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        module.add_arguments(sub)
+        sub.set_defaults(handler=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    command = next((arg for arg in argv if not arg.startswith("-")), None)
+    args = build_parser(command).parse_args(argv)
+    try:
+        return args.handler(args)
+    except OlmesError as error:
+        print(f"olmes: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("olmes: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,1 +1,0 @@
-"""Subcommands of the ``olmes`` CLI, one module each (discovered by ``olmes.cli``)."""

@@ -1,0 +1,75 @@
+"""The workflow's configuration: checked against its JSON schema, with one message naming the key.
+
+Snakemake's own ``validate`` reports a whole schema dump; this gives the user one line that
+says which key is wrong and what it accepts, before any job runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from olmes.core.errors import OlmesError
+from olmes.requests.prompts import STANDARD_VARIANT, VARIANTS
+from olmes.requests.tasks import TASKS
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    parts = []
+    for part in error.absolute_path:
+        parts.append(f"[{part}]" if isinstance(part, int) else (f".{part}" if parts else str(part)))
+    return "".join(parts) or "(top level)"
+
+
+def validate_config(config: dict[str, Any], schema_path: Path) -> None:
+    """Raise :class:`OlmesError` for the first problem of ``config`` against the schema, naming the key."""
+    schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
+    schema["properties"]["tasks"]["items"]["enum"] = list(TASKS)  # the registry is the one task list
+    robustness = schema["properties"]["robustness"]["properties"]
+    robustness["variants"]["items"]["enum"] = [v for v in VARIANTS if v != STANDARD_VARIANT]
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: (list(e.absolute_path), e.message))
+    if errors:
+        error = errors[0]
+        raise OlmesError(f"config key '{_key_path(error)}': {error.message}")
+    for name, model in config["models"].items():
+        _check_model_spec(name, model["spec"])
+    _check_robustness(config)
+
+
+def _check_robustness(config: dict[str, Any]) -> None:
+    """Robustness tasks must be evaluated (their standard scores are the baseline), and var2/var3
+    need other shots for each variant task."""
+    from olmes.requests.tasks.base import other_fewshot
+
+    robustness = config["robustness"]
+    for key in ("variant_tasks", "rotation_tasks"):
+        outside = [task for task in robustness[key] if task not in config["tasks"]]
+        if outside:
+            raise OlmesError(
+                f"config key 'robustness.{key}': {outside[0]!r} is not in 'tasks'; its standard scores are "
+                "the baseline, so add it there or remove it here"
+            )
+    if any(VARIANTS[variant].other_shots for variant in robustness["variants"]):
+        lacking = [task for task in robustness["variant_tasks"] if task not in other_fewshot()]
+        if lacking:
+            raise OlmesError(
+                f"config key 'robustness.variant_tasks': var2 and var3 have no other shots for {lacking[0]} "
+                "(docs/standard.md section 6); remove it there or keep only var1 in 'robustness.variants'"
+            )
+
+
+def _check_model_spec(name: str, spec: str) -> None:
+    """Short names must be known; hub ids, folders and .gguf files are checked when loaded."""
+    from olmes.logprobs.models import SHORT_NAMES
+
+    looks_like_path_or_hub_id = "/" in spec or spec.endswith(".gguf") or Path(spec).exists()
+    if not looks_like_path_or_hub_id and spec not in SHORT_NAMES:
+        known = ", ".join(sorted(SHORT_NAMES))
+        raise OlmesError(
+            f"config key 'models.{name}.spec': unknown model short name {spec!r}; "
+            f"known short names: {known} (or give a hub id, a local folder or a .gguf file)"
+        )

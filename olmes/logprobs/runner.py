@@ -1,0 +1,194 @@
+"""Request file -> log-prob Parquet and run record, through the log-prob cache and the engine.
+
+Output columns, in request-file order: the request's identifying fields (``request_index`` = its
+0-based line number, ``task``, ``formulation``, ``instance_index``, ``native_id`` as a string,
+``choice``, ``label``, ``unconditional``, ``subject`` and ``rotation`` when the file has them) and
+``sum_logprob``, ``num_tokens``, ``num_chars`` and ``num_bytes`` (characters and UTF-8 bytes of the
+continuation, leading space included), ``is_greedy``. The run record ``<output>.run.json`` says what produced
+them (docs/file-formats.md).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import time
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from olmes import __version__
+from olmes.core.atomic import atomic_path
+from olmes.core.errors import OlmesError
+from olmes.core.records import RequestRow, RunRecord, read_records, write_run_record
+from olmes.core.resources import file_sha256
+from olmes.logprobs.cache import ChunkWriter, LogprobCache, request_key
+from olmes.logprobs.engine import MAX_INPUT_TOKENS, Scores, default_max_batch_tokens, score
+from olmes.logprobs.models import LoadedModel, ModelPlan
+
+
+def read_requests(path: Path) -> list[RequestRow]:
+    """A request file's rows, each checked; a bad line is reported with its number."""
+    if not path.is_file():
+        raise OlmesError(f"request file {path} does not exist")
+    return read_records(path, RequestRow)
+
+
+def score_file(
+    model: ModelPlan | LoadedModel,
+    requests: list[RequestRow],
+    requests_path: Path,
+    output: Path,
+    cache_root: Path,
+    *,
+    max_batch_tokens: int | None = None,
+    use_cache: bool = True,
+    progress: bool = False,
+    flush_every: int = 2048,
+) -> RunRecord:
+    """Score requests (reusing the results cached under ``cache_root``), write the Parquet output and
+    the run record.
+
+    ``model`` may be a plan (:func:`olmes.logprobs.models.prepare`): its weights are loaded only when some
+    request is not cached, so a fully cached job costs a process start and a cache read. The run
+    record gets the job's scale facts: load and engine time, peak memory, cache bytes written.
+    ``max_batch_tokens`` None takes the device's default
+    (:func:`olmes.logprobs.engine.default_max_batch_tokens`).
+    """
+    started = time.perf_counter()
+    batch = max_batch_tokens or default_max_batch_tokens(model.device)
+    pairs = [(row["context"], row["continuation"]) for row in requests]
+    keys = [request_key(*pair) for pair in pairs]
+    cache = LogprobCache(cache_root, model.fingerprint)
+    known = cache.load().rows if use_cache else {}
+    missing = _first_uncached(keys, known)
+    loading = time.perf_counter()
+    lm = model.load() if missing and isinstance(model, ModelPlan) else model
+    load_time_s = time.perf_counter() - loading if lm is not model else None
+    writer = ChunkWriter(cache, [keys[i] for i in missing], every_requests=flush_every)
+    scoring = time.perf_counter()
+    try:
+        scores = (
+            score(lm, [pairs[i] for i in missing], batch, on_done=writer, progress=progress)
+            if missing
+            else None
+        )
+    finally:
+        writer.flush()  # keep what finished, also when the run is interrupted
+    engine_time_s = time.perf_counter() - scoring
+    for position, index in enumerate(missing):
+        known[keys[index]] = (
+            float(scores.sum_logprob[position]),
+            int(scores.num_tokens[position]),
+            bool(scores.is_greedy[position]),
+        )
+    write_parquet(output, requests, [known[key] for key in keys])
+    record = run_record(lm, requests_path, len(requests), len(missing), scores, batch)
+    record["wall_time_s"] = round(time.perf_counter() - started, 3)
+    record["engine_time_s"] = round(engine_time_s, 3)
+    record["load_time_s"] = None if load_time_s is None else round(load_time_s, 3)
+    record["cache_bytes_written"] = writer.bytes_written
+    record["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+    write_run_record(output, record)
+    return record
+
+
+def _first_uncached(keys: list[bytes], known: dict) -> list[int]:
+    """Indices of the requests to compute: not cached, and each distinct request once."""
+    chosen, seen = [], set(known)
+    for index, key in enumerate(keys):
+        if key not in seen:
+            seen.add(key)
+            chosen.append(index)
+    return chosen
+
+
+def write_parquet(output: Path, requests: list[RequestRow], results: list[tuple[float, int, bool]]) -> None:
+    columns = {
+        "request_index": pa.array(np.arange(len(requests)), pa.int64()),
+        "task": pa.array([r["task"] for r in requests], pa.string()),
+        "formulation": pa.array([r["formulation"] for r in requests], pa.string()),
+        "instance_index": pa.array([r["instance_index"] for r in requests], pa.int64()),
+        "native_id": pa.array([str(r["native_id"]) for r in requests], pa.string()),
+        "choice": pa.array([r["choice"] for r in requests], pa.int64()),
+        "label": pa.array([r["label"] for r in requests], pa.int64()),
+        "unconditional": pa.array([r["unconditional"] for r in requests], pa.bool_()),
+    }
+    if any("subject" in r for r in requests):
+        columns["subject"] = pa.array([r.get("subject") for r in requests], pa.string())
+    if any("rotation" in r for r in requests):
+        columns["rotation"] = pa.array([r["rotation"] for r in requests], pa.int64())
+    if any("variant" in r for r in requests):
+        columns["variant"] = pa.array([r.get("variant") for r in requests], pa.string())
+    columns["sum_logprob"] = pa.array([r[0] for r in results], pa.float64())
+    columns["num_tokens"] = pa.array([r[1] for r in results], pa.int64())
+    columns["num_chars"] = pa.array([len(r["continuation"]) for r in requests], pa.int64())
+    columns["num_bytes"] = pa.array([len(r["continuation"].encode("utf-8")) for r in requests], pa.int64())
+    columns["is_greedy"] = pa.array([r[2] for r in results], pa.bool_())
+    with atomic_path(output) as temp:
+        pq.write_table(pa.table(columns), temp)
+
+
+def run_record(
+    model: ModelPlan | LoadedModel,
+    requests_path: Path,
+    total: int,
+    computed: int,
+    scores: Scores | None,
+    max_batch_tokens: int,
+) -> RunRecord:
+    """The run record without the timings and memory, which :func:`score_file` adds at the end
+    (``scores`` None: every request came from the cache)."""
+    return {
+        "model": model.resolved.spec,
+        "model_kind": model.resolved.kind,
+        "model_path": str(model.resolved.path),
+        "model_revision": model.resolved.identity,
+        "model_fingerprint": model.fingerprint,
+        "dtype": str(model.dtype).removeprefix("torch."),
+        "device": str(model.device),
+        "hardware": hardware(model.device),
+        "bos_token_id": model.bos_token_id,
+        "max_input_tokens": MAX_INPUT_TOKENS,
+        "max_batch_tokens": max_batch_tokens,
+        "versions": _versions(),
+        "requests_file": str(requests_path),
+        "requests_sha256": file_sha256(Path(requests_path)),
+        "num_requests": total,
+        "requests_from_cache": total - computed,
+        "requests_computed": computed,
+        "tokens_forwarded": scores.tokens_forwarded if scores else 0,
+        "trie_minimal_tokens": scores.trie_tokens if scores else 0,
+        "naive_tokens": scores.naive_tokens if scores else 0,
+    }
+
+
+def hardware(device) -> str:
+    """What computed the log-probs: the GPU's name, or the CPU's model and core count."""
+    if getattr(device, "type", str(device)) == "cuda":
+        import torch
+
+        return f"{torch.cuda.get_device_name(device)} (cuda)"
+    name = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{name} ({os.cpu_count()} CPUs)"
+
+
+def _versions() -> dict:
+    versions = {"olmes": __version__, "python": platform.python_version()}
+    for package in ("torch", "transformers", "tokenizers", "numpy", "pyarrow"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return versions

@@ -1,0 +1,110 @@
+"""ARC-Challenge, ARC-Easy, CommonsenseQA and OpenBookQA: one "Question: ...\\nAnswer:" template."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from olmes.core.errors import OlmesError
+from olmes.requests import prompts
+from olmes.requests.prompts import STANDARD, Wording
+from olmes.requests.tasks.base import WHY_CHAR, WHY_PMI, BundleArrow, BundleDump, Instance, Task
+
+_QUESTION_PREFIX = "Question: "
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class QuestionAnswer(Task):
+    """Rows with a question field, ``choices: {text, label}``, ``answerKey`` and an ``id``."""
+
+    question_field: str = "question"
+
+    def standardize(self, row: dict[str, Any], index: int) -> Instance:
+        labels = list(row["choices"]["label"])
+        return Instance(
+            native_id=row["id"],
+            choices=tuple(row["choices"]["text"]),
+            gold=labels.index(row["answerKey"]),
+            fields={"question": row[self.question_field]},
+        )
+
+    def bundle_row_from_doc(self, doc: dict[str, Any], raw: dict[str, Any] | None) -> dict[str, Any]:
+        query = doc["query"]
+        if not (query.startswith(_QUESTION_PREFIX) and query.endswith(prompts.ANSWER_SUFFIX)):
+            raise OlmesError(f"{self.key}: unexpected query in the reference dump: {query[:80]!r}")
+        labels = [prompts.letter(i) for i in range(len(doc["choices"]))]
+        return {
+            "id": doc["id"],
+            self.question_field: query[len(_QUESTION_PREFIX) : -len(prompts.ANSWER_SUFFIX)],
+            "choices": {"text": list(doc["choices"]), "label": labels},
+            "answerKey": labels[doc["gold"]],
+        }
+
+    def cf_query(self, instance: Instance, wording: Wording = STANDARD) -> str:
+        return _QUESTION_PREFIX + instance.fields["question"] + wording.answer_suffix
+
+    def mcf_query(self, instance: Instance, wording: Wording = STANDARD) -> str:
+        return (
+            _QUESTION_PREFIX
+            + instance.fields["question"]
+            + prompts.choice_lines(instance.choices, wording)
+            + wording.answer_suffix
+        )
+
+
+ARC_CHALLENGE = QuestionAnswer(
+    key="arc_challenge",
+    display_name="ARC-Challenge",
+    short_name="ARC-C",
+    hf_path="allenai/ai2_arc",
+    hf_name="ARC-Challenge",
+    split="test",
+    split_size=1172,
+    recommended_norm="pmi",
+    why_norm=WHY_PMI,
+    has_pmi=True,
+    bundle=BundleDump("arc_challenge", "test_rc_5shot"),
+)
+
+ARC_EASY = QuestionAnswer(
+    key="arc_easy",
+    display_name="ARC-Easy",
+    short_name="ARC-E",
+    hf_path="allenai/ai2_arc",
+    hf_name="ARC-Easy",
+    split="test",
+    split_size=2376,
+    recommended_norm="char",
+    why_norm=WHY_CHAR,
+    has_pmi=True,
+    bundle=BundleDump("arc_easy", "test_rc_5shot"),
+)
+
+CSQA = QuestionAnswer(
+    key="csqa",
+    display_name="CommonsenseQA",
+    short_name="CSQA",
+    hf_path="tau/commonsense_qa",
+    hf_name=None,
+    split="validation",
+    split_size=1221,
+    recommended_norm="pmi",
+    why_norm=WHY_PMI,
+    has_pmi=True,
+    bundle=BundleArrow("tau/commonsense_qa/none/validation"),
+)
+
+OPENBOOKQA = QuestionAnswer(
+    key="openbookqa",
+    display_name="OpenBookQA",
+    short_name="OBQA",
+    hf_path="allenai/openbookqa",
+    hf_name="main",
+    split="test",
+    split_size=500,
+    recommended_norm="pmi",
+    why_norm=WHY_PMI,
+    has_pmi=True,
+    bundle=BundleDump("openbookqa", "test_rc_5shot"),
+    question_field="question_stem",
+)

@@ -1,0 +1,551 @@
+"""The results store: the published leaderboard's results, committed to the repository.
+
+Layout (format ``olmes.store/1``, docs/file-formats.md)::
+
+    <store>/store.json                              {"format": "olmes.store/1"}
+    <store>/tasks/<task>.instances.jsonl.gz         the full standard's instances (question, choices, gold)
+    <store>/tasks/<task>.<set>.examples.jsonl       requests of the first two instances (site prompts)
+    <store>/models/<model>/model.json               provenance: model, revision, hardware, versions, cost
+    <store>/models/<model>/logprobs/<task>.<set>.parquet (+ .run.json)
+    <store>/models/<model>/scores/<task>.scores.json (+ <task>.predictions.parquet)
+    <store>/models/<model>/robustness/<variant>/    a prompt variant's summaries, predictions, log-probs
+    <store>/models/<model>/robustness/rotations/    <task>.rotations.json + its mcf and mcf_rot log-probs
+
+:func:`publish` moves finished results (a workflow results folder, or another store) into a store.
+It refuses results made with other requests than this olmes version's (the run records' request
+SHA-256 against requests regenerated here), partial results unless asked, and an existing model x
+task unless asked to replace it. A model folder is built beside the old one and swapped in, so an
+interrupted publish leaves the store as it was. Nothing in the store depends on the order in which
+models were published: two stores filled on two machines merge into the same leaderboard.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from olmes import __version__
+from olmes.core.atomic import atomic_dir, atomic_path, write_json_atomic
+from olmes.core.errors import OlmesError
+from olmes.core.records import (
+    STORE_FORMAT,
+    ModelRecord,
+    RequestRow,
+    read_format,
+    read_run_record,
+    read_score_summary,
+    records_bytes,
+)
+from olmes.core.resources import file_sha256
+from olmes.requests.build import instance_rows, requests_of, task_instances
+from olmes.requests.prompts import STANDARD_VARIANT
+from olmes.requests.tasks import REQUEST_SETS, TASKS
+from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, read_rotation_report
+from olmes.tables.results import ModelInfo, read_models_file
+
+MODEL_RECORD = "model.json"
+ROBUSTNESS = "robustness"  # a model's folder of prompt-variant and answer-order results
+EXAMPLE_INSTANCES = 2  # instances whose requests the store keeps per task x set (the site shows the first)
+
+
+# -- reading a store --------------------------------------------------------------------------------
+
+
+def is_store(path: str | Path) -> bool:
+    return (Path(path) / "store.json").is_file()
+
+
+def check_store(root: str | Path) -> Path:
+    """``root`` as a Path when it is a store of this format; one clear error otherwise."""
+    root = Path(root)
+    marker = root / "store.json"
+    if not marker.is_file():
+        raise OlmesError(
+            f"{root} is not an olmes results store (no store.json); create one with olmes publish"
+        )
+    try:
+        found = json.loads(marker.read_text(encoding="utf-8")).get("format")
+    except (OSError, ValueError, AttributeError) as error:
+        raise OlmesError(f"{marker}: cannot read ({error})") from error
+    if found != STORE_FORMAT:
+        raise OlmesError(f"{root} is a results store of format {found!r}; this olmes reads {STORE_FORMAT}")
+    return root
+
+
+def model_names(root: str | Path) -> list[str]:
+    """The store's models, by name (sorted: the store has no order of publication)."""
+    folder = check_store(root) / "models"
+    return sorted(p.parent.name for p in folder.glob(f"*/{MODEL_RECORD}")) if folder.is_dir() else []
+
+
+def read_model_record(root: str | Path, model: str) -> ModelRecord:
+    path = Path(root) / "models" / model / MODEL_RECORD
+    record = read_format(path, ModelRecord, STORE_FORMAT, "publish the model again with olmes publish")
+    if record["name"] != model:
+        raise OlmesError(f"{path}: the model record of {record['name']!r}, in the folder of {model!r}")
+    return record
+
+
+def model_infos(root: str | Path) -> list[ModelInfo]:
+    """How the tables and the site name the store's models (display name, checkpoint series)."""
+    return [
+        ModelInfo.from_record(
+            read_model_record(root, name), str(Path(root) / "models" / name / MODEL_RECORD), other_keys=True
+        )
+        for name in model_names(root)
+    ]
+
+
+def score_paths(root: str | Path) -> list[Path]:
+    """What the tables read: each model's score summaries and its robustness results, if any."""
+    models = [Path(root) / "models" / name for name in model_names(root)]
+    return [folder / kind for folder in models for kind in ("scores", ROBUSTNESS) if (folder / kind).is_dir()]
+
+
+def task_paths(root: str | Path) -> list[Path]:
+    folder = check_store(root) / "tasks"
+    return [folder] if folder.is_dir() else []
+
+
+# -- where finished results come from -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RobustnessResult:
+    """One robustness result of a model as found in a results folder or a store."""
+
+    kind: str  # a prompt variant's name, or ROTATIONS_KIND
+    task: str
+    path: Path  # the variant's score summary, or the rotations report
+    logprobs: Path  # the folder of its log-prob files
+
+
+@dataclass(frozen=True)
+class Source:
+    """One model's finished results: its score summaries and log-prob files, and how to name it."""
+
+    model: str
+    scores: Path
+    logprobs: Path
+    info: ModelInfo
+
+    def tasks(self) -> list[str]:
+        found = {p.name.removesuffix(".scores.json") for p in self.scores.glob("*.scores.json")}
+        return [task for task in TASKS if task in found]
+
+    def robustness(self, origin: Path) -> list[RobustnessResult]:
+        """Each robustness result of this model in ``origin``: a prompt variant's score summaries
+        (kind = the variant) and rotations reports."""
+        if is_store(origin):
+            folders = sorted(p for p in (origin / "models" / self.model / ROBUSTNESS).glob("*") if p.is_dir())
+            places = [(folder.name, folder, folder) for folder in folders]
+        else:
+            variants = sorted(p for p in (origin / "variants").glob("*") if p.is_dir())
+            places = [(v.name, v / "scores" / self.model, v / "logprobs" / self.model) for v in variants]
+            places.append((ROTATIONS_KIND, self.scores, self.logprobs))
+        found = []
+        for kind, folder, logprobs in places:
+            suffix = ROTATIONS_SUFFIX if kind == ROTATIONS_KIND else ".scores.json"
+            for path in sorted(folder.glob(f"*{suffix}")):
+                found.append(RobustnessResult(kind, path.name.removesuffix(suffix), path, logprobs))
+        return found
+
+
+def sources(origin: str | Path, models: list[str] | None = None) -> list[Source]:
+    """The models of a workflow results folder (``results/``) or of another store, all or those named."""
+    origin = Path(origin)
+    if is_store(origin):
+        infos = {info.name: info for info in model_infos(origin)}
+        base = origin / "models"
+        found = {name: (base / name / "scores", base / name / "logprobs") for name in infos}
+    else:
+        if not (origin / "scores").is_dir():
+            raise OlmesError(
+                f"{origin} holds no results (no scores/ folder); give a results folder or a store"
+            )
+        models_file = origin / "models.json"
+        infos = {info.name: info for info in read_models_file(models_file)} if models_file.is_file() else {}
+        found = {
+            p.name: (p, origin / "logprobs" / p.name)
+            for p in sorted((origin / "scores").iterdir())
+            if p.is_dir()
+        }
+    for name in models or []:
+        if name not in found:
+            raise OlmesError(
+                f"{origin} has no results of model {name!r}; it has: {', '.join(found) or 'none'}"
+            )
+    chosen = models or list(found)
+    return [
+        Source(name, *found[name], infos.get(name) or ModelInfo.from_record({"name": name}))
+        for name in chosen
+    ]
+
+
+# -- the canonical requests of this olmes version ------------------------------------------------------
+
+
+@functools.cache
+def _instances(task: str, limit: int | None, source: str):
+    return task_instances(TASKS[task], limit, source)
+
+
+@functools.cache
+def canonical_requests(
+    task: str, request_set: str, limit: int | None, source: str, variant: str = STANDARD_VARIANT
+) -> tuple[RequestRow, ...]:
+    rows = requests_of(TASKS[task], request_set, _instances(task, limit, source), source, True, variant)
+    return tuple(rows)
+
+
+@functools.cache
+def canonical_sha256(
+    task: str, request_set: str, limit: int | None, source: str = "bundle", variant: str = STANDARD_VARIANT
+) -> str:
+    """SHA-256 of the request file ``olmes requests`` writes for this task, set, limit and variant."""
+    rows = canonical_requests(task, request_set, limit, source, variant)
+    return hashlib.sha256(records_bytes(rows)).hexdigest()
+
+
+def task_files(task: str, source: str = "bundle") -> dict[str, bytes]:
+    """The store's files of one task (name -> bytes): its full instance list and its request examples."""
+    instances = _instances(task, None, source)
+    listed = instance_rows(TASKS[task], instances)
+    files = {f"{task}.instances.jsonl.gz": records_bytes(listed, compress=True)}
+    for request_set in REQUEST_SETS:
+        rows = canonical_requests(task, request_set, None, source)
+        example = [row for row in rows if row["instance_index"] < EXAMPLE_INSTANCES]
+        files[f"{task}.{request_set}.examples.jsonl"] = records_bytes(example)
+    return files
+
+
+# -- publishing ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Checked:
+    """One model x task that passed the checks: its files and what the model record says of it."""
+
+    task: str
+    files: list[Path]  # summary, predictions, each log-prob file and its run record
+    runs: list[dict]
+    summary: dict
+
+
+def check_task(source: Source, task: str, data_source: str, allow_partial: bool) -> Checked:
+    """A model x task's results, checked: files intact, requests canonical, partial only if allowed."""
+    where = f"{source.model} {task}"
+    summary_path = source.scores / f"{task}.scores.json"
+    summary = read_score_summary(summary_path)
+    if summary.get("variant") is not None:
+        raise OlmesError(
+            f"{summary_path}: a prompt variant's scores ({summary['variant']}), not the standard's"
+        )
+    if summary["partial"] and not allow_partial:
+        reasons = "; ".join(summary["partial_reasons"]) or "partial"
+        raise OlmesError(
+            f"{where} is partial ({reasons}); publish it with --partial to list it labelled partial"
+        )
+    predictions = summary_path.parent / summary["predictions"]["path"]
+    _check_hash(predictions, summary["predictions"]["sha256"], where)
+    logprobs, runs = _checked_logprobs(
+        where, task, summary["inputs"], source.logprobs, summary["limit"], data_source
+    )
+    return Checked(task, [summary_path, predictions, *logprobs], runs, summary)
+
+
+def _checked_logprobs(
+    where: str,
+    task: str,
+    inputs: dict,
+    folder: Path,
+    limit: int | None,
+    data_source: str,
+    variant: str = STANDARD_VARIANT,
+) -> tuple[list[Path], list[dict]]:
+    """The log-prob files (and run records) a summary or report recorded, checked: unchanged, made
+    from this version's requests, all by one model."""
+    files, runs = [], []
+    for request_set, entry in inputs.items():
+        path = folder / f"{task}.{request_set}.parquet"
+        _check_hash(path, entry["sha256"], where)
+        run = read_run_record(path)
+        if run is None:
+            raise OlmesError(f"{path}: no run record beside it; re-run the log-prob job")
+        canonical = canonical_sha256(task, request_set, limit, data_source, variant)
+        if run["requests_sha256"] != canonical:
+            raise OlmesError(
+                f"{where} {request_set}: made with other requests (SHA-256 {run['requests_sha256'][:12]}, "
+                f"olmes {__version__} makes {canonical[:12]}); re-run it with this olmes version"
+            )
+        files += [path, Path(f"{path}.run.json")]
+        runs.append(run)
+    fingerprints = {run["model_fingerprint"] for run in runs}
+    if len(fingerprints) != 1:
+        raise OlmesError(
+            f"{where}: its log-prob files come from different models ({', '.join(sorted(fingerprints))})"
+        )
+    return files, runs
+
+
+@dataclass
+class CheckedRobustness:
+    """One model x task x kind (a prompt variant, or rotations) that passed the checks."""
+
+    kind: str
+    task: str
+    files: list[Path]  # summary and predictions, or the rotations report; log-prob files, run records
+    runs: list[dict]
+    instances: int
+
+
+def check_robustness(model: str, result: RobustnessResult, data_source: str) -> CheckedRobustness:
+    """A prompt variant's summary or a rotations report, checked like a standard result: files
+    intact, requests this version's (the variant's, at the limit it was run with), one model."""
+    kind, task, path, logprobs = result.kind, result.task, result.path, result.logprobs
+    where = f"{model} {task} ({kind})"
+    if kind == ROTATIONS_KIND:
+        report = read_rotation_report(path)
+        # rotations run on a task's first N instances: the requests of limit N
+        files, limit, inputs, variant = [path], report["instances"], report["inputs"], STANDARD_VARIANT
+        instances = report["instances"]
+    else:
+        summary = read_score_summary(path)
+        if summary.get("variant") != kind:
+            found = summary.get("variant") or "standard"
+            raise OlmesError(
+                f"{path}: holds scores of prompts {found!r}, not of variant {kind!r}; re-run olmes score"
+            )
+        predictions = path.parent / summary["predictions"]["path"]
+        _check_hash(predictions, summary["predictions"]["sha256"], where)
+        files, limit, inputs, variant = [path, predictions], summary["limit"], summary["inputs"], kind
+        instances = summary["n_instances"]
+    logprob_files, runs = _checked_logprobs(where, task, inputs, logprobs, limit, data_source, variant)
+    return CheckedRobustness(kind, task, files + logprob_files, runs, instances)
+
+
+def _check_hash(path: Path, expected: str, where: str) -> None:
+    if not path.is_file():
+        raise OlmesError(f"{where}: {path} is missing; re-run the workflow for it")
+    if file_sha256(path) != expected:
+        raise OlmesError(f"{where}: {path} changed after its score summary was written; re-run olmes score")
+
+
+def publish(
+    origin: str | Path,
+    store: str | Path,
+    models: list[str] | None = None,
+    *,
+    tasks: list[str] | None = None,
+    allow_partial: bool = False,
+    replace: bool = False,
+    data_source: str = "bundle",
+    robustness_only: bool = False,
+) -> list[str]:
+    """Move the finished results of ``models`` (default: all) in ``origin`` into ``store``: the
+    standard's score summaries and log-probs, and the robustness results beside them (prompt
+    variants, answer orders; with ``robustness_only`` just those, for a model already in the store).
+
+    Every model x task is checked before anything is written; returns one line per model published.
+    """
+    store, origin = Path(store), Path(origin)
+    _ensure_store(store)
+    plans = []
+    for source in sources(origin, models):
+        wanted = lambda task: tasks is None or task in tasks  # noqa: E731
+        chosen = [] if robustness_only else [task for task in source.tasks() if wanted(task)]
+        found = [result for result in source.robustness(origin) if wanted(result.task)]
+        if not chosen and not found:
+            what = "robustness results" if robustness_only else "score summaries"
+            raise OlmesError(f"{origin}: model {source.model} has no {what} to publish")
+        checked = [check_task(source, task, data_source, allow_partial) for task in chosen]
+        extra = [check_robustness(source.model, result, data_source) for result in found]
+        _check_replacement(store, source.model, checked, extra, replace, robustness_only)
+        plans.append((source, checked, extra))
+    lines = []
+    for source, checked, extra in plans:
+        for item in checked:
+            _write_task_files(store, item.task, data_source)
+        _write_model(store, source, checked, extra)
+        partial = sum(item.summary["partial"] for item in checked)
+        label = f" ({partial} partial)" if partial else ""
+        more = f", {len(extra)} robustness result(s)" if extra else ""
+        lines.append(
+            f"{source.model}: {len(checked)} task(s){label}{more} -> {store / 'models' / source.model}"
+        )
+    return lines
+
+
+def _fingerprint(model: str, items: list) -> str:
+    """The one model fingerprint of everything published for ``model``."""
+    found = {run["model_fingerprint"] for item in items for run in item.runs}
+    if len(found) != 1:
+        raise OlmesError(f"the results of {model} come from different models ({', '.join(sorted(found))})")
+    return found.pop()
+
+
+def _ensure_store(store: Path) -> None:
+    if store.exists() and any(store.iterdir()) and not is_store(store):
+        raise OlmesError(f"{store} exists and is not an olmes results store; choose an empty or new folder")
+    if not is_store(store):
+        write_json_atomic(store / "store.json", {"format": STORE_FORMAT})
+    check_store(store)
+
+
+def _check_replacement(
+    store: Path, model: str, checked: list[Checked], extra: list[CheckedRobustness], replace: bool, only: bool
+) -> None:
+    """An existing model x task (or robustness result), or a model made from other weights, is
+    replaced only when asked; robustness results alone join a model of the same weights."""
+    fingerprint = _fingerprint(model, [*checked, *extra])
+    if not (store / "models" / model / MODEL_RECORD).is_file():
+        if only:
+            raise OlmesError(f"{store} has no model {model!r}; publish its standard results first")
+        return
+    record = read_model_record(store, model)
+    if record["fingerprint"] != fingerprint and (only or not replace):
+        raise OlmesError(
+            f"{store} has {model} from other weights or settings (fingerprint {record['fingerprint']}, "
+            f"these results {fingerprint}); "
+            + (
+                "robustness results join the weights of its standard results"
+                if only
+                else "pass --replace to replace it"
+            )
+        )
+    if replace:
+        return
+    present = [item.task for item in checked if item.task in record["tasks"]]
+    present += [
+        f"{item.task} ({item.kind})"
+        for item in extra
+        if item.task in record.get(ROBUSTNESS, {}).get(item.kind, {})
+    ]
+    if present:
+        raise OlmesError(
+            f"{store} already has {model} on {', '.join(present)}; pass --replace to replace "
+            f"{'it' if len(present) == 1 else 'them'}"
+        )
+
+
+def _write_task_files(store: Path, task: str, data_source: str) -> None:
+    """The task's instances and request examples; present files must be this version's, byte for byte."""
+    for name, data in task_files(task, data_source).items():
+        path = store / "tasks" / name
+        if path.is_file():
+            if path.read_bytes() != data:
+                raise OlmesError(
+                    f"{path} differs from the one olmes {__version__} makes; the store was filled by "
+                    "another olmes version or data source"
+                )
+            continue
+        with atomic_path(path) as temp:
+            temp.write_bytes(data)
+
+
+def _write_model(store: Path, source: Source, checked: list[Checked], extra: list[CheckedRobustness]) -> None:
+    """Build the model's new folder (kept results + new ones) beside the old one, then swap it in."""
+    final = store / "models" / source.model
+    with atomic_dir(final, "publishing") as staging:
+        old = read_model_record(store, source.model) if (final / MODEL_RECORD).is_file() else None
+        same_weights = old is not None and old["fingerprint"] == _fingerprint(
+            source.model, [*checked, *extra]
+        )
+        kept = old["tasks"] if same_weights else {}  # a model made from other weights is replaced whole
+        new = {item.task for item in checked}
+        for task in [t for t in kept if t not in new]:
+            for path in final.glob(f"*/{task}.*"):
+                _copy(path, staging / path.parent.name / path.name)
+        for item in checked:
+            for path in item.files:
+                kind = "scores" if path.parent == source.scores else "logprobs"
+                _copy(path, staging / kind / path.name)
+        tasks = {task: entry for task, entry in kept.items() if task not in new}
+        tasks.update({item.task: _task_entry(item) for item in checked})
+        robustness = _write_robustness(final, staging, old.get(ROBUSTNESS, {}) if same_weights else {}, extra)
+        record = _model_record(source, [*checked, *extra], tasks)
+        if robustness:
+            record[ROBUSTNESS] = robustness
+        write_json_atomic(staging / MODEL_RECORD, record)
+
+
+def _write_robustness(final: Path, staging: Path, kept: dict, extra: list[CheckedRobustness]) -> dict:
+    """Copy the kept robustness results and the new ones into ``staging``; return the record's entry."""
+    new = {(item.kind, item.task) for item in extra}
+    for kind, entries in kept.items():
+        for task in [t for t in entries if (kind, t) not in new]:
+            for path in (final / ROBUSTNESS / kind).glob(f"{task}.*"):
+                _copy(path, staging / ROBUSTNESS / kind / path.name)
+    for item in extra:
+        for path in item.files:
+            _copy(path, staging / ROBUSTNESS / item.kind / path.name)
+    entries = {kind: {t: e for t, e in tasks.items() if (kind, t) not in new} for kind, tasks in kept.items()}
+    for item in extra:
+        entries.setdefault(item.kind, {})[item.task] = {
+            "instances": item.instances,
+            **_cost(item.runs),
+            "published": _now(),
+        }
+    return {
+        kind: {task: entries[kind][task] for task in TASKS if task in entries[kind]}
+        for kind in sorted(entries)
+        if entries[kind]
+    }
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _cost(runs: list[dict]) -> dict:
+    return {
+        "hardware": sorted({run.get("hardware", "not recorded") for run in runs}),
+        "wall_time_s": round(sum(run["wall_time_s"] for run in runs), 3),
+        "tokens_forwarded": sum(run["tokens_forwarded"] for run in runs),
+    }
+
+
+def _copy(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(target) as temp:
+        shutil.copyfile(source, temp)
+
+
+def _task_entry(item: Checked) -> dict:
+    summary = item.summary
+    return {
+        "instances": summary["n_instances"],
+        "limit": summary["limit"],
+        "partial": summary["partial"],
+        "requests_sha256": {
+            request_set: entry["run"]["requests_sha256"] for request_set, entry in summary["inputs"].items()
+        },
+        **_cost(item.runs),
+        "published": _now(),
+    }
+
+
+def _model_record(source: Source, items: list, tasks: dict) -> ModelRecord:
+    """Provenance of the model's results: what model, which weights, where, with what, at what cost."""
+    run = items[0].runs[0]
+    info = source.info.entry()
+    ordered = {task: tasks[task] for task in TASKS if task in tasks}
+    return {
+        "format": STORE_FORMAT,
+        **info,
+        "spec": run["model"],
+        "kind": run["model_kind"],
+        "revision": run["model_revision"],
+        "fingerprint": run["model_fingerprint"],
+        "dtype": run["dtype"],
+        "device": run["device"],
+        "versions": run["versions"],
+        "wall_time_s": round(sum(entry["wall_time_s"] for entry in ordered.values()), 3),
+        "tokens_forwarded": sum(entry["tokens_forwarded"] for entry in ordered.values()),
+        "tasks": ordered,
+    }

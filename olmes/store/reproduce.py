@@ -1,0 +1,122 @@
+"""Reproduce a published model on this machine: recompute the first N instances of every task it was
+published with, and compare request by request with the results store.
+
+One process per model loads the weights once and scores every task x request set of the first N
+instances (never from the log-prob cache: the point is to compute them here). Each request's sum
+log-prob is compared with the store's (max |delta|), and each scoring method's decision per
+instance is compared with the decision the store's log-probs give for the same instances. The
+report (format ``olmes.reproduction/1``, docs/file-formats.md) is what ``bash run.sh`` prints and
+the site shows.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from olmes.core.errors import OlmesError
+from olmes.core.records import REPRODUCTION_FORMAT, ReproductionReport, write_records
+from olmes.logprobs.models import prepare
+from olmes.logprobs.runner import hardware, score_file
+from olmes.scoring.score import score_task
+from olmes.store import publish as results_store
+
+KEY = ["instance_index", "choice", "unconditional"]
+
+
+def reproduce(store: Path, model: str, limit: int, workdir: Path, cache_root: Path) -> ReproductionReport:
+    """Recompute ``model``'s first ``limit`` instances of every published task; return the report."""
+    started = time.perf_counter()
+    record = results_store.read_model_record(store, model)
+    plan = prepare(record["spec"], dtype=record["dtype"])
+    loaded = plan.load()
+    tasks = []
+    for task, entry in record["tasks"].items():
+        first = min(limit, entry["limit"] or limit)  # a partial result holds only its own first instances
+        mine, theirs = {}, {}
+        for request_set in entry["requests_sha256"]:
+            rows = list(results_store.canonical_requests(task, request_set, first, "bundle"))
+            requests_path = workdir / "requests" / f"{task}.{request_set}.jsonl"
+            write_records(rows, requests_path)
+            mine[request_set] = workdir / "logprobs" / f"{task}.{request_set}.parquet"
+            score_file(loaded, rows, requests_path, mine[request_set], cache_root, use_cache=False)
+            theirs[request_set] = _store_subset(store, model, task, request_set, first, workdir)
+        tasks.append({"instances": first, **_compare_task(model, task, mine, theirs)})
+    return {
+        "format": REPRODUCTION_FORMAT,
+        "model": model,
+        "spec": record["spec"],
+        "limit": limit,
+        "hardware": hardware(plan.device),
+        "store_hardware": sorted({h for entry in record["tasks"].values() for h in entry["hardware"]}),
+        "same_fingerprint": plan.fingerprint == record["fingerprint"],
+        "wall_time_s": round(time.perf_counter() - started, 1),
+        "requests": sum(t["requests"] for t in tasks),
+        "max_abs_delta": max(t["max_abs_delta"] for t in tasks),
+        "decisions": sum(t["decisions"] for t in tasks),
+        "identical": sum(t["identical"] for t in tasks),
+        "tasks": tasks,
+    }
+
+
+def _store_subset(store: Path, model: str, task: str, request_set: str, limit: int, workdir: Path) -> Path:
+    """The store's log-prob rows of the first ``limit`` instances, as a log-prob file of their own."""
+    frame = pd.read_parquet(store / "models" / model / "logprobs" / f"{task}.{request_set}.parquet")
+    path = workdir / "store" / f"{task}.{request_set}.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame[frame["instance_index"] < limit].to_parquet(path, index=False)
+    return path
+
+
+def _compare_task(model: str, task: str, mine: dict[str, Path], theirs: dict[str, Path]) -> dict:
+    deltas = []
+    requests = 0
+    for request_set in mine:
+        here, there = pd.read_parquet(mine[request_set]), pd.read_parquet(theirs[request_set])
+        joined = here.merge(there, on=KEY, how="outer", suffixes=("", "_store"), indicator=True)
+        if (joined["_merge"] != "both").any():
+            raise OlmesError(
+                f"{task} {request_set}: the requests recomputed here are not the store's; "
+                "re-publish the model with this olmes version"
+            )
+        deltas.append(np.abs(joined["sum_logprob"] - joined["sum_logprob_store"]).max())
+        requests += len(joined)
+    decided_here, _ = score_task(model, **_score_inputs(mine))
+    decided_there, _ = score_task(model, **_score_inputs(theirs))
+    both = decided_here.merge(decided_there, on=["method", "instance_index"], suffixes=("", "_store"))
+    same = both["prediction"] == both["prediction_store"]
+    differing = sorted(set(both.loc[~same, "method"]))
+    return {
+        "task": task,
+        "requests": requests,
+        "max_abs_delta": float(max(deltas)),
+        "decisions": len(both),
+        "identical": int(same.sum()),
+        "differing_methods": differing,
+    }
+
+
+def _score_inputs(paths: dict[str, Path]) -> dict:
+    return {f"{request_set}_path": path for request_set, path in paths.items()}
+
+
+def summary_lines(report: dict) -> list[str]:
+    """The comparison as the main job prints it: one line per task, then the verdict."""
+    model, limit, where = report["model"], report["limit"], report["hardware"]
+    lines = [f"{model}: first {limit} instances of each task recomputed here ({where})"]
+    for task in report["tasks"]:
+        lines.append(
+            f"  {task['task']:<14} {task['requests']:>5} requests"
+            f"  max |delta logprob| {task['max_abs_delta']:.2e}"
+            f"  decisions {task['identical']}/{task['decisions']} identical"
+        )
+    verdict = "reproduced" if report["identical"] == report["decisions"] else "DIFFERS"
+    lines.append(
+        f"  {verdict}: {report['identical']}/{report['decisions']} decisions identical, "
+        f"max |delta logprob| {report['max_abs_delta']:.2e} over {report['requests']} requests, "
+        f"{report['wall_time_s']:.0f} s"
+    )
+    return lines

@@ -1,0 +1,119 @@
+"""The data of the paper's Figures 1 and 2: CF vs MCF accuracy per model and task.
+
+Figure data is data, not display: accuracies are fractions at full precision, written as
+``<key>.csv`` and ``<key>.json`` (``key``, ``description``, ``columns``, ``rows``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from olmes.core.atomic import write_json_atomic, write_text_atomic
+from olmes.core.methods import MCF
+from olmes.tables.results import ModelInfo, ScoreSet, recommended_method, task_name
+from olmes.tables.robustness import letter_bias_data
+
+FIGURE_COLUMNS = [
+    "task", "task_name", "model", "display_name", "series", "checkpoint", "training_tokens", "cf_method",
+    "cf_accuracy", "cf_stderr", "mcf_accuracy", "mcf_stderr", "best_formulation", "n", "partial",
+]  # fmt: skip
+
+
+def _figure_row(scores: ScoreSet, info: ModelInfo, task: str) -> dict | None:
+    summary = scores.get(info.name, task)
+    if summary is None:
+        return None
+    cf = summary["methods"].get(recommended_method(task), {})
+    mcf = summary["methods"].get(MCF, {})
+    best = summary.get("best_of_two") or {}
+    return {
+        "task": task,
+        "task_name": task_name(task),
+        "model": info.name,
+        "display_name": info.display_name,
+        "series": info.series,
+        "checkpoint": info.checkpoint,
+        "training_tokens": info.training_tokens,
+        "cf_method": recommended_method(task),
+        "cf_accuracy": cf.get("accuracy"),
+        "cf_stderr": cf.get("stderr"),
+        "mcf_accuracy": mcf.get("accuracy"),
+        "mcf_stderr": mcf.get("stderr"),
+        "best_formulation": best.get("formulation"),
+        "n": summary["n_instances"],
+        "partial": summary["partial"],
+    }
+
+
+def figure2_data(scores: ScoreSet) -> list[dict]:
+    """CF (recommended normalization) vs MCF accuracy per task per model."""
+    rows = (_figure_row(scores, info, task) for task in scores.tasks for info in scores.models)
+    return [row for row in rows if row is not None]
+
+
+def figure1_data(scores: ScoreSet) -> list[dict]:
+    """CF vs MCF over training: models declared with a series and training_tokens, by series and tokens."""
+    members = [info for info in scores.models if info.series is not None and info.training_tokens is not None]
+    members.sort(key=lambda info: (info.series, info.training_tokens))
+    rows = (_figure_row(scores, info, task) for info in members for task in scores.tasks)
+    return [row for row in rows if row is not None]
+
+
+def write_figure(
+    rows: list[dict], key: str, description: str, out: Path, columns: list[str] = FIGURE_COLUMNS
+) -> list[Path]:
+    paths = [out / f"{key}.csv", out / f"{key}.json"]
+    frame = pd.DataFrame(rows, columns=columns)
+    write_text_atomic(paths[0], frame.to_csv(index=False, lineterminator="\n"))
+    write_json_atomic(paths[1], {"key": key, "description": description, "columns": columns, "rows": rows})
+    return paths
+
+
+LETTER_BIAS_COLUMNS = ["model", "display_name", "task", "task_name", "letter", "predicted", "gold"]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure's data: its key (the file stem), what it shows, its rows and their columns."""
+
+    key: str
+    description: str
+    data: Callable[[ScoreSet], list[dict]]
+    columns: list[str] = field(default_factory=lambda: FIGURE_COLUMNS)
+
+
+FIGURES = (
+    Figure(
+        "letter_bias",
+        "MCF letter bias: per model, task and letter, the share of predictions and of gold answers at "
+        "that letter over every answer order (olmes rotations).",
+        letter_bias_data,
+        LETTER_BIAS_COLUMNS,
+    ),
+    Figure(
+        "figure1_checkpoints",
+        "Figure 1: CF vs MCF accuracy (fractions) over training checkpoints of each declared series.",
+        figure1_data,
+    ),
+    Figure(
+        "figure2_cf_vs_mcf",
+        "Figure 2: CF (recommended normalization) vs MCF accuracy (fractions) per task and model.",
+        figure2_data,
+    ),
+)
+"""Every figure of the tables folder, in the order it is written; adding one means adding it here."""
+
+FIGURE_KEYS = tuple(figure.key for figure in FIGURES)
+
+
+def write_figures(scores: ScoreSet, out: Path) -> list[Path]:
+    """The figures' data under ``out``; return the paths written."""
+    return [
+        path
+        for figure in FIGURES
+        for path in write_figure(figure.data(scores), figure.key, figure.description, out, figure.columns)
+    ]
