@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from olmes.core.methods import get_method
+from olmes.core.records import ScoreSummary, TaskFlag
 from olmes.scoring.score import NEAR_TIE_NATS
 
 BELOW_CHANCE_SE = 2.0  # a task score more than this many standard errors below chance
@@ -20,7 +21,7 @@ ONE_ANSWER_SHARE = 0.9  # one letter (MCF) or choice position (CF) predicted for
 NEAR_TIE_SHARE = 0.05  # more of a method's decisions within NEAR_TIE_NATS of a tie
 
 
-def task_flags(summary: dict, predictions: pd.DataFrame) -> list[dict]:
+def task_flags(summary: ScoreSummary, predictions: pd.DataFrame) -> list[TaskFlag]:
     """Every flag of one model x task: dicts with ``code``, ``method`` (or None) and ``message``."""
     flags = []
     below = _below_chance(summary, predictions)
@@ -37,7 +38,7 @@ def chance_accuracy(predictions: pd.DataFrame) -> float:
     return float(np.mean(1.0 / first["num_choices"].to_numpy(dtype=float)))
 
 
-def _below_chance(summary: dict, predictions: pd.DataFrame) -> dict | None:
+def _below_chance(summary: ScoreSummary, predictions: pd.DataFrame) -> TaskFlag | None:
     """The task's score (OLMES where there is one, else each method's) far below guessing."""
     chance = chance_accuracy(predictions)
     result = summary.get("best_of_two")

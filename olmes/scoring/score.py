@@ -31,7 +31,16 @@ from olmes.core.methods import (
     get_method,
     methods_for,
 )
-from olmes.core.records import SCORES_FORMAT, InputFile, ScoreSummary, read_run_record
+from olmes.core.records import (
+    SCORES_FORMAT,
+    BestOfTwo,
+    BitsPerByte,
+    InputFile,
+    MethodStats,
+    ScoreSummary,
+    SubjectStats,
+    read_run_record,
+)
 from olmes.core.resources import file_sha256
 from olmes.requests.tasks import get_task
 
@@ -343,14 +352,14 @@ def standard_error(accuracy: float, n: int) -> float | None:
     return math.sqrt(accuracy * (1 - accuracy) / (n - 1)) if n > 1 else None
 
 
-def accuracy_stats(correct: np.ndarray) -> dict:
+def accuracy_stats(correct: np.ndarray) -> SubjectStats:
     n = int(correct.size)
     hits = int(np.sum(correct))
     accuracy = hits / n
     return {"accuracy": accuracy, "stderr": standard_error(accuracy, n), "n": n, "correct": hits}
 
 
-def macro_stats(correct: np.ndarray, subjects: np.ndarray) -> dict:
+def macro_stats(correct: np.ndarray, subjects: np.ndarray) -> MethodStats:
     """MMLU: accuracy per subject, their mean (macro, the score) and the accuracy over all (micro).
 
     The macro stderr treats subjects as independent: sqrt(sum of squared subject stderrs) / subjects.
@@ -377,7 +386,7 @@ def is_macro_averaged(task: str) -> bool:
     return bool(get_task(task).subjects)
 
 
-def method_stats(predictions: pd.DataFrame, task: str) -> dict[str, dict]:
+def method_stats(predictions: pd.DataFrame, task: str) -> dict[str, MethodStats]:
     """Accuracy, stderr, n and near-tie count of every method in a predictions frame."""
     stats = {}
     for method, rows in predictions.groupby("method", sort=False):
@@ -391,7 +400,7 @@ def method_stats(predictions: pd.DataFrame, task: str) -> dict[str, dict]:
     return stats
 
 
-def bits_per_byte(cf: ChoiceTable) -> dict | None:
+def bits_per_byte(cf: ChoiceTable) -> BitsPerByte | None:
     """Bits per byte of the gold continuation: -sum_logprob(gold) / (ln 2 x its UTF-8 bytes, leading
     space included) per instance, and their mean over instances (MMLU too: a mean over questions).
     None when the log-prob file predates the ``num_bytes`` column."""
@@ -415,7 +424,7 @@ def best_of_two(cf_accuracy: float, mcf_accuracy: float) -> tuple[float, str]:
     return (mcf_accuracy, MCF) if mcf_accuracy > cf_accuracy else (cf_accuracy, CF)
 
 
-def olmes_result(methods: dict[str, dict], recommended_norm: str) -> dict | None:
+def olmes_result(methods: dict[str, MethodStats], recommended_norm: str) -> BestOfTwo | None:
     """The best-of-two record of a task, or None when CF (recommended) or MCF was not scored."""
     cf_key = cf_method(recommended_norm).key
     if cf_key not in methods or MCF not in methods:

@@ -103,7 +103,7 @@ def _score_inputs(paths: dict[str, Path]) -> dict:
     return {f"{request_set}_path": path for request_set, path in paths.items()}
 
 
-def summary_lines(report: dict) -> list[str]:
+def summary_lines(report: ReproductionReport) -> list[str]:
     """The comparison as the main job prints it: one line per task, then the verdict."""
     model, limit, where = report["model"], report["limit"], report["hardware"]
     lines = [f"{model}: first {limit} instances of each task recomputed here ({where})"]

@@ -24,7 +24,14 @@ import numpy as np
 from olmes import __version__
 from olmes.core.atomic import write_json_atomic
 from olmes.core.methods import MCF, NORMALIZATIONS, cf_method, get_method
-from olmes.core.records import LeaderboardRow, LeaderboardTask, RobustnessInput, TablesIndex, TaskFlag
+from olmes.core.records import (
+    LeaderboardRow,
+    LeaderboardTask,
+    RobustnessInput,
+    ScoreSummary,
+    TablesIndex,
+    TaskFlag,
+)
 from olmes.core.resources import file_sha256
 from olmes.requests.tasks import TASKS
 from olmes.scoring.flags import chance_accuracy, task_flags
@@ -123,7 +130,7 @@ def _mean_over_tasks(scores: ScoreSet, model: str, value: Callable[[dict], float
 
 
 def table4(scores: ScoreSet) -> Table:
-    def cell(summary: dict) -> tuple[float | None, str, dict]:
+    def cell(summary: ScoreSummary) -> tuple[float | None, str, dict]:
         best = summary.get("best_of_two")
         if best is None:
             return None, MISSING, {"olmes_score": None}
@@ -158,7 +165,7 @@ def _average_stderr(scores: ScoreSet, model: str) -> float | None:
 
 
 def _accuracy_cell(method_of: Callable[[str], str]) -> CellFn:
-    def cell(summary: dict) -> tuple[float | None, str, dict]:
+    def cell(summary: ScoreSummary) -> tuple[float | None, str, dict]:
         method = method_of(summary["task"])
         stats = summary["methods"].get(method)
         if stats is None:
@@ -226,7 +233,7 @@ def tables_9_to_12(scores: ScoreSet) -> list[Table]:
 
 
 def near_ties_table(scores: ScoreSet) -> Table:
-    def cell(summary: dict) -> tuple[float | None, str, dict]:
+    def cell(summary: ScoreSummary) -> tuple[float | None, str, dict]:
         counts = {method: stats["near_ties"] for method, stats in summary["methods"].items()}
         cf, mcf = counts.get(recommended_method(summary["task"])), counts.get(MCF)
         text = f"{MISSING if cf is None else cf} / {MISSING if mcf is None else mcf}"
@@ -248,7 +255,7 @@ def bpb_cell(value: float | None) -> Cell:
 def bpb_table(scores: ScoreSet) -> Table:
     """Bits per byte of the gold CF continuation: a continuous measure where accuracy is near chance."""
 
-    def cell(summary: dict) -> tuple[float | None, str, dict]:
+    def cell(summary: ScoreSummary) -> tuple[float | None, str, dict]:
         bpb = summary.get("bpb")
         if bpb is None:
             return None, MISSING, {}
@@ -275,7 +282,7 @@ def normalization_wins(accuracies: dict[str, float]) -> list[str]:
     return [norm for norm, accuracy in accuracies.items() if accuracy >= best - TIE_TOLERANCE]
 
 
-def _compared_norms(summaries: list[dict]) -> list[str]:
+def _compared_norms(summaries: list[ScoreSummary]) -> list[str]:
     """The normalizations every model has for a task (pmi only where all runs have pmi rows)."""
     return [
         norm
@@ -324,11 +331,11 @@ def table3(scores: ScoreSet) -> Table:
     )
 
 
-def _has_cf(summary: dict) -> bool:
+def _has_cf(summary: ScoreSummary) -> bool:
     return any(method != MCF for method in summary["methods"])
 
 
-def _task_wins(summaries: list[dict], compared: list[str], recommended: str) -> dict:
+def _task_wins(summaries: list[ScoreSummary], compared: list[str], recommended: str) -> dict:
     wins = dict.fromkeys(compared, 0)
     gaps = []
     for summary in summaries:

@@ -17,7 +17,7 @@ import pandas as pd
 from olmes.cli.argtypes import positive_int
 from olmes.core.atomic import atomic_path
 from olmes.core.errors import OlmesError
-from olmes.core.records import write_score_summary
+from olmes.core.records import ScoreSummary, write_score_summary
 from olmes.core.resources import file_sha256
 from olmes.scoring.flags import task_flags
 from olmes.scoring.score import gather_predictions, score_task, summarize
@@ -93,7 +93,7 @@ def _gathered(paths: list[Path], model: str) -> pd.DataFrame:
     return gather_predictions(parts)
 
 
-def _headline(summary: dict) -> str:
+def _headline(summary: ScoreSummary) -> str:
     """One line for the log: the OLMES score, or why there is none."""
     name = f"{summary['model']} / {summary['task']}"
     best = summary["best_of_two"]
