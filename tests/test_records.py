@@ -59,7 +59,7 @@ def test_missing_fields_and_non_json(tmp_path):
         read_records(path, InstanceRow)
     path.write_text(json.dumps({"task": "piqa", "instance_index": 0, "native_id": 1, "question": "q",
                                 "choices": ["a", 2], "gold": 0}) + "\n")  # fmt: skip
-    with pytest.raises(OlmesError, match=r"field 'choices' of this InstanceRow is not list\[str\]"):
+    with pytest.raises(OlmesError, match=r"field 'choices\.1' of this InstanceRow is not str"):
         read_records(path, InstanceRow)
 
 
