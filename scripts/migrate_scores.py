@@ -17,15 +17,13 @@ from pathlib import Path
 
 from olmes.core.atomic import write_json_atomic
 from olmes.core.errors import OlmesError
-from olmes.core.records import SCORES_FORMAT, olmes_score, read_score_summary
-
-OLD_FORMAT = "olmes.scores/1"
+from olmes.core.records import SCORES_FORMAT, SCORES_FORMAT_1, olmes_score, read_score_summary
 
 
 def migrate(path: Path) -> bool:
     """Rewrite one summary; True when it was a /1 file."""
     document = json.loads(path.read_text(encoding="utf-8"))
-    if document.get("schema") != OLD_FORMAT:
+    if document.get("schema") != SCORES_FORMAT_1:
         return False
     kept = {key: value for key, value in document.items() if key != "olmes"}
     kept["schema"] = SCORES_FORMAT

@@ -15,6 +15,7 @@ import yaml
 
 from olmes.requests.build import request_sets
 from olmes.requests.tasks import get_task
+from olmes.scoring.score import REQUIRED_COLUMNS
 
 # -- log-prob rows and files as the engine writes them -----------------------------------------------
 
@@ -105,18 +106,7 @@ def engine_logprobs(rows: list[dict], model: str, seed: int) -> pd.DataFrame:
                 frame.loc[cond & gold, "sum_logprob"] = -0.2
                 frame.loc[cond & ~gold, "sum_logprob"] = -12.0
                 frame.loc[~cond, "sum_logprob"] = -3.0
-    columns = [
-        "task",
-        "formulation",
-        "instance_index",
-        "native_id",
-        "choice",
-        "label",
-        "unconditional",
-        "sum_logprob",
-        "num_tokens",
-        "num_chars",
-    ] + (["subject"] if "subject" in frame else [])
+    columns = [*REQUIRED_COLUMNS] + (["subject"] if "subject" in frame else [])
     return frame[columns]
 
 

@@ -20,6 +20,7 @@ from olmes.core.atomic import atomic_path, write_json_atomic
 from olmes.core.errors import OlmesError
 
 SCORES_FORMAT = "olmes.scores/2"
+SCORES_FORMAT_1 = "olmes.scores/1"
 """Score summaries. /2 dropped /1's ``olmes`` field, which repeated ``best_of_two`` (null where the
 result is partial): :func:`olmes_score` derives it. ``scripts/migrate_scores.py`` rewrites /1 files."""
 ROTATIONS_FORMAT = "olmes.rotations/1"
@@ -395,7 +396,7 @@ def run_record_path(logprob_path: str | os.PathLike) -> Path:
 def read_run_record(logprob_path: str | os.PathLike) -> RunRecord | None:
     """The run record of a log-prob file, or None when there is none."""
     path = run_record_path(logprob_path)
-    return _read_document(path, RunRecord) if path.exists() else None
+    return read_document(path, RunRecord) if path.exists() else None
 
 
 def write_run_record(logprob_path: str | os.PathLike, record: RunRecord) -> None:
@@ -405,9 +406,9 @@ def write_run_record(logprob_path: str | os.PathLike, record: RunRecord) -> None
 def read_score_summary(path: str | os.PathLike) -> ScoreSummary:
     document = _parsed_document(Path(path))
     schema = document.get("schema") if isinstance(document, dict) else None
-    if schema == "olmes.scores/1":
+    if schema == SCORES_FORMAT_1:
         raise OlmesError(
-            f"{path}: score summary of format olmes.scores/1; update it with "
+            f"{path}: score summary of format {SCORES_FORMAT_1}; update it with "
             "python scripts/migrate_scores.py FOLDER (or re-run olmes score)"
         )
     if schema != SCORES_FORMAT:
@@ -421,11 +422,7 @@ def write_score_summary(path: str | os.PathLike, summary: ScoreSummary) -> None:
 
 def read_document(path: str | os.PathLike, kind: type[Record]) -> Record:
     """A JSON document checked against its record (formats without a ``format`` field)."""
-    return _read_document(Path(path), kind)
-
-
-def _read_document(path: Path, kind: type[Record]) -> Record:
-    return _checked(_parsed_document(path), kind, str(path))
+    return _checked(_parsed_document(Path(path)), kind, str(path))
 
 
 def _parsed_document(path: Path) -> Any:
@@ -484,26 +481,24 @@ def _problem(record: dict, kind: type) -> tuple[str, str | None] | None:
 
 
 def _inner_problem(value: Any, annotation: Any) -> tuple[str, str | None] | None:
-    """Where a nested record (directly, or as a dict's value) goes wrong, for a precise message."""
+    """Where a nested record (directly, or as a list's element or a dict's value) goes wrong, for a
+    precise message; None when the value is wrong as a whole."""
+    origin = typing.get_origin(annotation)
     if is_typeddict(annotation) and isinstance(value, dict):
         return _problem(value, annotation)
-    if typing.get_origin(annotation) is list and isinstance(value, list):
-        (item,) = typing.get_args(annotation)
-        for index, element in enumerate(value):
-            if not _matches(element, item):
-                inner = _inner_problem(element, item)
-                return (f"{index}.{inner[0]}", inner[1]) if inner else (str(index), _describe(item))
-    if typing.get_origin(annotation) is dict and isinstance(value, dict):
-        _, item = typing.get_args(annotation)
-        for key, element in value.items():
-            if not _matches(element, item):
-                inner = _inner_problem(element, item)
-                return (f"{key}.{inner[0]}", inner[1]) if inner else (str(key), _describe(item))
-    if typing.get_origin(annotation) in (types.UnionType, typing.Union) and value is not None:
-        (member,) = [member for member in typing.get_args(annotation) if member is not type(None)][:1] or [
-            None
-        ]
-        return None if member is None else _inner_problem(value, member)
+    if origin in (types.UnionType, typing.Union):
+        members = [member for member in typing.get_args(annotation) if member is not type(None)]
+        return _inner_problem(value, members[0]) if value is not None and members else None
+    if origin is list and isinstance(value, list):
+        items, item = enumerate(value), typing.get_args(annotation)[0]
+    elif origin is dict and isinstance(value, dict):
+        items, item = value.items(), typing.get_args(annotation)[1]
+    else:
+        return None
+    for key, element in items:
+        if not _matches(element, item):
+            inner = _inner_problem(element, item)
+            return (f"{key}.{inner[0]}", inner[1]) if inner else (str(key), _describe(item))
     return None
 
 

@@ -29,6 +29,7 @@ from olmes.site import charts
 from olmes.site.filters import FILTERS
 from olmes.site.inputs import load_requests, load_site_scores, read_reproduction
 from olmes.site.pages import SiteData
+from olmes.tables.paper import table8_key
 from olmes.tables.render import DAGGER, MISSING, PARTIAL_MARK
 
 MARKER = ".olmes-site"
@@ -194,6 +195,7 @@ def _write_overview_pages(out: _SiteWriter, data: SiteData, has_checkpoints: boo
             f"{task}.html",
             "subjects.html",
             task=task,
+            table8_key=table8_key(task),
             columns=columns,
             subject_rows=subject_rows,
             subjects_chart=charts.subjects_spec(chart_rows),

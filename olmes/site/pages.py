@@ -37,7 +37,7 @@ def slugify(name: str, taken: set[str]) -> str:
     return slug
 
 
-# -- the engine's run record (olmes/logprobs/runner.py, run_record and score_file) -------------------------
+# -- the engine's run record (olmes/logprobs/runner.py, run_record and score_file) -----------------
 
 RUN_HEADLINE = (
     ("Model", "model", str),

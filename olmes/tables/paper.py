@@ -23,7 +23,7 @@ import numpy as np
 
 from olmes import __version__
 from olmes.core.atomic import write_json_atomic
-from olmes.core.methods import MCF, NORMALIZATIONS, cf_method, get_method
+from olmes.core.methods import MCF, NORMALIZATIONS, cf_method
 from olmes.core.records import (
     LeaderboardRow,
     LeaderboardTask,
@@ -209,9 +209,15 @@ def table7(scores: ScoreSet) -> Table:
     )
 
 
+NORMALIZATION_TABLES = tuple(
+    (f"table{number}_{norm}", number, norm) for number, norm in enumerate(NORMALIZATIONS, start=9)
+)
+"""(key, paper table number, normalization) of Tables 9-12, one per CF normalization."""
+
+
 def tables_9_to_12(scores: ScoreSet) -> list[Table]:
     tables = []
-    for number, norm in enumerate(NORMALIZATIONS, start=9):
+    for key, number, norm in NORMALIZATION_TABLES:
         cf = cf_method(norm)
         method = cf.key
 
@@ -221,7 +227,7 @@ def tables_9_to_12(scores: ScoreSet) -> list[Table]:
         tables.append(
             model_task_table(
                 scores,
-                f"table{number}_{norm}",
+                key,
                 f"CF accuracy, normalization {norm} (paper Table {number})",
                 f"CF accuracy (%) with normalization '{norm}' ({cf.formula}). "
                 f"{MISSING} where the run has no such scores (pmi needs unconditional requests).",
@@ -356,9 +362,17 @@ def _task_wins(summaries: list[ScoreSummary], compared: list[str], recommended: 
 # -- Table 8: MMLU macro vs micro -------------------------------------------------------------------
 
 
+SUBJECT_TASKS = tuple(task for task in TASKS if TASKS[task].subjects)
+"""The tasks averaged over subjects (the standard has one: MMLU); each gets a Table 8."""
+
+
+def table8_key(task: str) -> str:
+    return f"table8_{task}"
+
+
 def table8(scores: ScoreSet) -> list[Table]:
-    """One macro-vs-micro table per task averaged over subjects (the standard has one: MMLU)."""
-    return [_macro_micro_table(scores, task) for task in TASKS if TASKS[task].subjects]
+    """One macro-vs-micro table per task averaged over subjects."""
+    return [_macro_micro_table(scores, task) for task in SUBJECT_TASKS]
 
 
 def _macro_micro_table(scores: ScoreSet, task: str) -> Table:
@@ -390,10 +404,10 @@ def _macro_micro_table(scores: ScoreSet, task: str) -> Table:
     name = task_name(task)
     caption = (
         f"{name} accuracy (%): macro = mean of the per-subject accuracies (the OLMES score), micro = "
-        f"accuracy over all instances. CF uses normalization '{get_method(cf).normalization}'. {PARTIAL_NOTE}"
+        f"accuracy over all instances. CF uses normalization '{TASKS[task].recommended_norm}'. {PARTIAL_NOTE}"
     )
     return Table(
-        f"table8_{task}", f"{name} macro vs micro average (paper Table 8)", caption, header, groups, records
+        table8_key(task), f"{name} macro vs micro average (paper Table 8)", caption, header, groups, records
     )
 
 
@@ -547,12 +561,9 @@ TABLE_BUILDERS = (
     TableBuilder(("table4_olmes",), lambda given: [table4(given.scores)]),
     TableBuilder(("table6_cf",), lambda given: [table6(given.scores)]),
     TableBuilder(("table7_mcf",), lambda given: [table7(given.scores)]),
+    TableBuilder(tuple(map(table8_key, SUBJECT_TASKS)), lambda given: table8(given.scores)),
     TableBuilder(
-        tuple(f"table8_{task}" for task in TASKS if TASKS[task].subjects), lambda given: table8(given.scores)
-    ),
-    TableBuilder(
-        tuple(f"table{number}_{norm}" for number, norm in enumerate(NORMALIZATIONS, start=9)),
-        lambda given: tables_9_to_12(given.scores),
+        tuple(key for key, _, _ in NORMALIZATION_TABLES), lambda given: tables_9_to_12(given.scores)
     ),
     TableBuilder(("near_ties",), lambda given: [near_ties_table(given.scores)]),
     TableBuilder(("bpb",), lambda given: [bpb_table(given.scores)]),
