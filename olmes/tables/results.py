@@ -36,6 +36,7 @@ class ModelInfo:
     series: str | None = None
     training_tokens: float | None = None
     checkpoint: str | None = None
+    paper_model: str | None = None  # the OLMES paper model this one regenerates (olmes.tables.reported)
 
     @classmethod
     def from_record(cls, record: object, where: str = "model", *, other_keys: bool = False) -> ModelInfo:
@@ -55,6 +56,7 @@ class ModelInfo:
             series=None if record.get("series") is None else str(record["series"]),
             training_tokens=_training_tokens(record.get("training_tokens"), where),
             checkpoint=None if record.get("checkpoint") is None else str(record["checkpoint"]),
+            paper_model=_paper_model(record.get("paper_model"), where),
         )
 
     def entry(self) -> dict:
@@ -62,7 +64,21 @@ class ModelInfo:
         return {key: value for key, value in vars(self).items() if value is not None}
 
 
-_MODEL_KEYS = set(ModelInfo.__dataclass_fields__)  # name, display_name, series, training_tokens, checkpoint
+_MODEL_KEYS = set(ModelInfo.__dataclass_fields__)
+
+
+def _paper_model(value, where: str) -> str | None:
+    """A paper model's name as the paper prints it (one of :data:`olmes.tables.reported.PAPER_MODELS`)."""
+    if value is None:
+        return None
+    from olmes.tables.reported import PAPER_MODELS
+
+    if value not in PAPER_MODELS:
+        raise OlmesError(
+            f"{where}: paper_model {value!r} is not a model of the OLMES paper (v2); "
+            f"one of: {', '.join(PAPER_MODELS)}"
+        )
+    return value
 
 
 def read_models_file(path: str | Path) -> list[ModelInfo]:

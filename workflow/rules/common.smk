@@ -158,7 +158,7 @@ def dataset_identity():
 
 def models_file_text():
     """The models file of `olmes tables`/`olmes site`: names in config order, checkpoint series."""
-    keys = ("display_name", "series", "training_tokens", "checkpoint")
+    keys = ("display_name", "series", "training_tokens", "checkpoint", "paper_model")
     models = [
         {"name": name, **{key: entry[key] for key in keys if key in entry}}
         for name, entry in config["models"].items()
