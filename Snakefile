@@ -6,6 +6,12 @@
 
 configfile: "config/config.yaml"
 
+# Snakemake deep-merges each --configfile into config.yaml, so a layered file that lists `models`
+# (config/paper.yaml) would get config.yaml's models as well: its models replace them instead.
+# Every other key merges as Snakemake merges it (config/full-standard.yaml sets two keys).
+if "models" in workflow.config_settings.overwrite_config:
+    config["models"] = dict(workflow.config_settings.overwrite_config["models"])
+
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/requests.smk"
