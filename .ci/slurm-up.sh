@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Start a real one-node SLURM cluster on this machine for tests/test_slurm.py: munge, MariaDB,
-# slurmdbd (accounting, so `sacct` works as on a site cluster), slurmctld and slurmd, with one fake
-# GPU (gres `gpu`, type `fake`, File=/dev/null). Debian packages, no systemd: every daemon is
+# slurmdbd (accounting, so `sacct` works as on a site cluster), slurmctld and slurmd, with two fake
+# GPUs (gres `gpu`, type `fake`, File=/dev/null and /dev/zero), so a job can ask for two. Debian packages, no systemd: every daemon is
 # started here and leaves a pid file that .ci/slurm-down.sh uses to stop it. Idempotent: a running
 # cluster with this configuration is kept (with another one, it is restarted).
 #
@@ -32,8 +32,8 @@ node_idle() { sinfo -h -N -o '%T' 2>/dev/null | grep -qx 'idle'; }
 
 [ "$(id -u)" -eq 0 ] || fail "must run as root (installs packages and starts daemons)"
 
-# 1. Configuration: one node with this machine's CPUs, 90% of its memory and one fake GPU of
-#    model "fake" (gres type: a profile's `gpu_model: fake` asks for it, `gpu: 1` takes any).
+# 1. Configuration: one node with this machine's CPUs, 90% of its memory and two fake GPUs of
+#    model "fake" (gres type: a profile's `gpu_model: fake` asks for it, `gpu: N` takes any).
 host=$(hostname -s)
 cpus=$(nproc)
 memory=$(awk '/MemTotal/ {printf "%d", $2 / 1024 * 0.9}' /proc/meminfo)
@@ -82,10 +82,12 @@ InactiveLimit=0
 MinJobAge=300
 KillWait=5
 Waittime=0
-NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$memory Gres=gpu:$GPU_MODEL:1 State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$memory Gres=gpu:$GPU_MODEL:2 State=UNKNOWN
 PartitionName=$PARTITION Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
-# Without File= the gres registers 0 GPUs and the node goes INVAL (workflow/profiles/slurm/README.md, pitfall 10).
-gres_conf="NodeName=$host Name=gpu Type=$GPU_MODEL File=/dev/null"
+# Without File= the gres registers 0 GPUs and the node goes INVAL (workflow/profiles/slurm/README.md,
+# pitfall 10); each GPU needs a device file of its own.
+gres_conf="NodeName=$host Name=gpu Type=$GPU_MODEL File=/dev/null
+NodeName=$host Name=gpu Type=$GPU_MODEL File=/dev/zero"
 
 if command -v sinfo >/dev/null && running "$RUN/slurmctld.pid" && node_idle; then
   if [ "$(cat /etc/slurm/slurm.conf)" = "$slurm_conf" ] && [ "$(cat /etc/slurm/gres.conf)" = "$gres_conf" ]; then
@@ -155,8 +157,8 @@ if ! running "$RUN/slurmd.pid"; then
   slurmd || fail "slurmd did not start"
 fi
 wait_for 300 "node $host to be idle" node_idle
-# A job end to end, with the GPU, before any test relies on it.
-out=$(timeout 300 srun -A "$ACCOUNT" -p "$PARTITION" --gpus=1 -t 1 bash -c 'echo "gpu=$CUDA_VISIBLE_DEVICES"') \
-  || fail "srun --gpus=1 failed"
-[ "$out" = "gpu=0" ] || fail "srun --gpus=1 printed '$out', expected gpu=0"
-say "cluster '$CLUSTER' up: node $host, $cpus CPUs, ${memory} MB, gres gpu:$GPU_MODEL:1, partition $PARTITION, account $ACCOUNT"
+# A job end to end, with both GPUs, before any test relies on it.
+out=$(timeout 300 srun -A "$ACCOUNT" -p "$PARTITION" --gpus=2 -t 1 bash -c 'echo "gpu=$CUDA_VISIBLE_DEVICES"') \
+  || fail "srun --gpus=2 failed"
+[ "$out" = "gpu=0,1" ] || fail "srun --gpus=2 printed '$out', expected gpu=0,1"
+say "cluster '$CLUSTER' up: node $host, $cpus CPUs, ${memory} MB, gres gpu:$GPU_MODEL:2, partition $PARTITION, account $ACCOUNT"

@@ -1,10 +1,12 @@
 """The workflow on a live SLURM cluster through workflow/profiles/slurm and the slurm executor plugin.
 
-Needs the one-node CI cluster of ``.ci/slurm-up.sh`` (slurmctld, slurmd, slurmdbd + MariaDB, one
-fake GPU as gres ``gpu``); skipped with the reason when it is not up. ``.ci/run`` starts it and sets
+Needs the one-node CI cluster of ``.ci/slurm-up.sh`` (slurmctld, slurmd, slurmdbd + MariaDB, two
+fake GPUs as gres ``gpu``); skipped with the reason when it is not up. ``.ci/run`` starts it and sets
 ``OLMES_SLURM_UP=1``, which turns a missing cluster into a failure instead of a skip.
 
-One scenario, run once per module, on two tiny models and two tasks (workflow/profiles/slurm/README.md):
+One scenario, run once per module, on two tiny models and two tasks (workflow/profiles/slurm/README.md);
+each model's log-probs are one cluster job, Tiny's with the one GPU the resources rule gives a tiny
+model, Tiny2's with the two GPUs its config entry asks for (``resources: gpus: 2``):
 
 1. run A: the whole workflow with the slurm profile (overlaid with workflow/profiles/slurm-ci);
    as soon as the first log-prob cache chunk exists, the running log-prob cluster job is cancelled
@@ -44,6 +46,7 @@ REPO = Path(__file__).resolve().parent.parent
 SLURM_PROFILE = REPO / "workflow" / "profiles" / "slurm" / "config.yaml"
 CI_OVERLAY = REPO / "workflow" / "profiles" / "slurm-ci" / "config.yaml"
 MODELS = ("Tiny", "Tiny2")
+GPUS = {"Tiny": 1, "Tiny2": 2}  # Tiny: the resources rule (a tiny model); Tiny2: its config entry
 CI_CLUSTER_NAME = "ci"  # ClusterName written by .ci/slurm-up.sh
 RUN_TIMEOUT = 900  # seconds, per snakemake run: a bound for a busy machine; runs end far sooner
 SACCT_FIELDS = "JobIDRaw,JobName,State,ExitCode,Timelimit,AllocTRES,ReqTRES,Comment"
@@ -88,15 +91,16 @@ def test_ci_overlay_keeps_the_real_profile_and_fills_its_placeholders() -> None:
     base, overlay = _load_yaml(SLURM_PROFILE), _load_yaml(CI_OVERLAY)
     merged = merge_profiles(base, overlay)
     assert "CHANGE_ME" not in json.dumps(merged)
-    for key in ("executor", "group-components"):
+    for key in ("executor", "slurm-status-command"):
         assert key not in overlay and merged[key] == base[key]
     assert merged["executor"] == "slurm"
-    logprobs = merged["set-resources"]["logprobs"]
-    assert logprobs["gpu"] == base["set-resources"]["logprobs"]["gpu"] == 1
-    assert logprobs["runtime"] == base["set-resources"]["logprobs"]["runtime"]
+    # the log-prob jobs' GPUs, memory and time come from the resources rule, per model: a value in
+    # the profile would replace every model's
+    assert not {"gpu", "mem_mb", "runtime"} & set(merged["set-resources"]["logprobs"])
     assert merged["default-resources"]["runtime"] == base["default-resources"]["runtime"]
-    # the fixes workflow/profiles/slurm/README.md asks every site to keep (in the profile or an overlay)
-    assert "gpu=1" in merged["resources"] and "gpu=local" in merged["set-resource-scopes"]
+    # one job per model: no grouping and no GPU limit (workflow/profiles/slurm/README.md, pitfall 1)
+    assert not {"group-components", "resources", "set-resource-scopes"} & set(merged)
+    # the fix workflow/profiles/slurm/README.md asks every site to keep (pitfall 2)
     assert merged["slurm-status-command"] == "squeue"
 
 
@@ -262,7 +266,7 @@ def _first_chunk_then_cancel(process: subprocess.Popen, run: Run, cache: Path) -
     assert len(targets) == 1, f"expected one running log-prob cluster job, squeue says: {running!r}"
     ((job, comment),) = targets
     _run("scancel", job)
-    (model,) = [model for model in MODELS if f"logprobs_{model}_" in comment]
+    (model,) = [model for model in MODELS if comment == f"rule_logprobs_wildcards_{model}"]
     return job, model
 
 
@@ -295,8 +299,10 @@ def scenario(cluster, tmp_path_factory) -> Scenario:
     slurm_dir, local_dir = root / "on-slurm", root / "local"
     # the standard's jobs only: the robustness jobs' DAG is tested in test_workflow (and its slurm dry run)
     no_robustness = {"variants": [], "variant_tasks": [], "rotation_tasks": []}
+    entries = {name: {"spec": str(path)} for name, path in models.items()}
+    entries["Tiny2"]["resources"] = {"gpus": GPUS["Tiny2"]}
     for workdir in (slurm_dir, local_dir):
-        write_workflow_config(workdir, models, robustness=no_robustness)
+        write_workflow_config(workdir, {}, models=entries, robustness=no_robustness)
     slurm_cache, local_cache = root / "cache-slurm", root / "cache-local"
     slurm_env, local_env = _environment_with_cache(slurm_cache), _environment_with_cache(local_cache)
     sacct_since = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() - 5))
@@ -353,9 +359,10 @@ def accounting(scenario: Scenario) -> dict[str, dict]:
 
 
 def _logprob_outputs(job_log: Path) -> list[str]:
-    """The log-prob files a cluster job computed: the ``output:`` of each logprobs rule it ran."""
+    """The log-prob files a cluster job computed: the ``output:`` of the logprobs rule it ran."""
     text = job_log.read_text(encoding="utf-8", errors="replace")
-    return re.findall(r"localrule logprobs:\n\s+input: \S+\n\s+output: (\S+)", text)
+    found = re.findall(r"localrule logprobs:\n\s+input: [^\n]+\n\s+output: ([^\n]+)", text)
+    return [path for outputs in found for path in outputs.split(", ")]
 
 
 def _expected_logprob_outputs(model: str) -> set[str]:
@@ -371,9 +378,12 @@ def test_cancelled_logprob_job_fails_the_run_with_a_clear_message(scenario: Scen
     run, job = scenario.run_a, scenario.cancelled_job
     text = run.text
     assert run.returncode not in (0, None), text[-3000:]
-    # Snakemake names the failed group and its cluster log; the log says who ended it and when.
-    assert f"Error in group logprobs_{scenario.cancelled_model}\n" in text, text[-3000:]
-    assert f"log: {run.jobs[job]} (check log file(s) for error details)" in text, text[-3000:]
+    # Snakemake names the failed rule, the SLURM state, the rule's log and the cluster log; the
+    # cluster log says who ended it and when.
+    failed = f"Error in rule logprobs:\n    message: SLURM-job '{job}' failed, SLURM status is: 'CANCELLED'"
+    assert failed in text, text[-3000:]
+    rule_log = f"results/logs/logprobs/{scenario.cancelled_model}.log"
+    assert f"log: {rule_log}, {run.jobs[job]} (check log file(s) for error details)" in text, text[-3000:]
     assert re.search(rf"\*\*\* JOB {job} ON \S+ CANCELLED AT ", run.jobs[job].read_text()), run.jobs[job]
     assert "Exiting because a job execution failed" in text
     assert text.rstrip().endswith("At least one job did not complete successfully.")
@@ -414,14 +424,18 @@ def test_rerun_recomputes_only_the_chunks_that_were_not_written(scenario: Scenar
     assert any(record["requests_from_cache"] for record in records), records
 
 
-def test_every_logprob_job_ran_in_an_sbatch_job_that_asked_for_the_gpu(
+def test_every_logprob_job_ran_in_an_sbatch_job_that_asked_for_its_gpus(
     scenario: Scenario, accounting
 ) -> None:
     rows = accounting
     logprobs = merge_profiles(_load_yaml(SLURM_PROFILE), _load_yaml(CI_OVERLAY))["set-resources"]["logprobs"]
-    # what sacct shows for `gpu: 1` (+ `gpu_model: M`, sbatch --gpus=M:1): one GPU, of that model
-    model = logprobs.get("gpu_model")
-    gpu_tres = {"gres/gpu=1", f"gres/gpu:{model}=1"} if model else {"gres/gpu=1"}
+    gpu_model = logprobs.get("gpu_model")
+
+    def gpu_tres(count: int) -> set[str]:
+        """What sacct shows for `gpu: N` (+ `gpu_model: M`, sbatch --gpus=M:N): N GPUs, of that model."""
+        return {f"gres/gpu={count}", f"gres/gpu:{gpu_model}={count}"} if gpu_model else {f"gres/gpu={count}"}
+
+    allocated = {}
     for run in (scenario.run_a, scenario.run_b):
         assert run.jobs, f"no job submitted: {run.text[-2000:]}"
         assert set(run.jobs) <= set(rows), f"sacct misses jobs of {run.log.name}"
@@ -429,10 +443,13 @@ def test_every_logprob_job_ran_in_an_sbatch_job_that_asked_for_the_gpu(
             row = rows[job]
             assert any(step[0] == f"{job}.batch" for step in row["steps"]), f"{job} was not an sbatch job"
             if _logprob_outputs(job_log) or "logprobs" in row["Comment"]:
-                assert gpu_tres <= set(row["ReqTRES"].split(",")), row
-                assert gpu_tres <= set(row["AllocTRES"].split(",")), row
+                model = row["Comment"].removeprefix("rule_logprobs_wildcards_")
+                assert gpu_tres(GPUS[model]) <= set(row["ReqTRES"].split(",")), row
+                assert gpu_tres(GPUS[model]) <= set(row["AllocTRES"].split(",")), row
+                allocated[model] = row["AllocTRES"]
             else:
                 assert "gres/gpu" not in row["ReqTRES"], f"a job without log-probs asked for a GPU: {row}"
+    assert "gres/gpu=2" in allocated["Tiny2"].split(","), allocated  # one job was given two GPUs
     # Every log-prob file came out of a cluster job that completed with the GPU (run A's for the
     # model that was not interrupted, run B's for the other).
     done = {}
@@ -444,7 +461,7 @@ def test_every_logprob_job_ran_in_an_sbatch_job_that_asked_for_the_gpu(
     assert rows[scenario.cancelled_job]["State"].startswith("CANCELLED"), rows[scenario.cancelled_job]
 
 
-def test_grouping_puts_one_models_logprob_jobs_in_one_cluster_job(scenario: Scenario, accounting) -> None:
+def test_each_model_is_one_cluster_job_that_loads_it_once(scenario: Scenario, accounting) -> None:
     rows = accounting
     completed: dict[str, list[str]] = {}
     for run in (scenario.run_a, scenario.run_b):
@@ -457,13 +474,18 @@ def test_grouping_puts_one_models_logprob_jobs_in_one_cluster_job(scenario: Scen
             (model,) = models
             completed.setdefault(model, []).append(job)
             assert set(outputs) == _expected_logprob_outputs(model), f"job {job}: {outputs}"
-            # one job step (srun) per log-prob job, all in the one allocation
+            # one job step (srun): one `olmes logprobs` process for all the model's files
             steps = [step for step in rows[job]["steps"] if step[0].split(".")[1].isdigit()]
-            assert len(steps) == len(outputs), rows[job]
-    # each model: all its log-prob jobs in one cluster job (run A's or, for the cancelled one, run B's)
+            assert len(steps) == 1, rows[job]
+    # each model: all its log-prob files from one cluster job (run A's or, for the cancelled one, run B's)
     assert sorted(completed) == sorted(MODELS), completed
     assert all(len(jobs) == 1 for jobs in completed.values()), completed
-    assert _logprob_outputs(scenario.run_a.jobs[scenario.cancelled_job])  # it had started its jobs
+    assert _logprob_outputs(scenario.run_a.jobs[scenario.cancelled_job])  # it had started
+    # that job loaded the weights once for all the model's files (its log: the rule's, of the last run)
+    for model in MODELS:
+        log = (scenario.slurm_dir / "results" / "logs" / "logprobs" / f"{model}.log").read_text()
+        assert len(re.findall(r"^olmes: loaded \S+ in [0-9.]+ s on cpu$", log, re.MULTILINE)) == 1, log
+        assert log.count(" requests (") == len(_expected_logprob_outputs(model)), log
 
 
 def test_outputs_identical_to_the_local_run(scenario: Scenario) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,10 +22,10 @@ from tests.helpers import (
 from tests.tiny_model import build_tiny_model
 
 REPO = Path(__file__).resolve().parent.parent
-LOGPROB_JOBS = sum(len(sets) for sets in WORKFLOW_SETS.values())  # per model
+LOGPROB_FILES = sum(len(sets) for sets in WORKFLOW_SETS.values())  # per model
 METHODS = {task: ["cf_none", "cf_token", "cf_char", *(["cf_pmi"] if "pmi" in sets else []), "mcf"]
            for task, sets in WORKFLOW_SETS.items()}  # fmt: skip
-ROBUSTNESS_LOGPROB_JOBS = len(WORKFLOW_SETS["arc_challenge"]) + 1  # per model: var2's request sets, mcf_rot
+ROBUSTNESS_LOGPROB_FILES = len(WORKFLOW_SETS["arc_challenge"]) + 1  # per model: var2's request sets, mcf_rot
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +85,11 @@ def test_outputs_exist(finished_run: Path) -> None:
         ["Tiny", "ARC-Challenge", str(WORKFLOW_LIMIT)]
     ]  # fmt: skip
     assert 'id="rotations"' in (results / "site" / "robustness.html").read_text()
+    # one log-prob job for the model: at most one load (none when the cache has every request), one
+    # run record per log-prob file
+    log = (results / "logs" / "logprobs" / "Tiny.log").read_text()
+    assert log.count("olmes: loaded ") <= 1, log
+    assert log.count(" requests (") == LOGPROB_FILES + ROBUSTNESS_LOGPROB_FILES, log
 
 
 def test_outputs_agree_with_commands_run_by_hand(finished_run: Path, tiny_models, tmp_path) -> None:
@@ -124,7 +130,7 @@ def test_adding_a_model_runs_only_that_models_jobs(finished_run: Path, tiny_mode
     write_workflow_config(workdir, tiny_models)
     done = _snakemake(workdir, "evaluate", "--cores", "2", "-n", "--quiet", "rules")
     counts = _job_counts(done.stdout + done.stderr)
-    assert counts.get("logprobs") == LOGPROB_JOBS + ROBUSTNESS_LOGPROB_JOBS
+    assert counts.get("logprobs") == 1  # one job makes all of a model's log-prob files
     assert counts.get("predict") == sum(len(methods) for methods in METHODS.values()) + len(
         METHODS["arc_challenge"]
     )
@@ -158,6 +164,7 @@ def test_publish_then_the_leaderboard_with_its_reproduction(
     assert "decisions identical" in (site / "index.html").read_text()
     assert (site / "reproduction.html").is_file()
     assert [page.name for page in (site / "models").glob("*.html")] == ["Tiny.html"]
+    assert len(list((site / "reported").glob("*.html"))) == 40  # the rule passes --reported
     assert "ARC-Challenge" in (site / "robustness.html").read_text()  # the store's robustness results
 
 
@@ -191,15 +198,25 @@ def test_bad_config_stops_before_any_job(tmp_path, tiny_models, overrides: dict,
     assert not (tmp_path / "results").exists()
 
 
-def test_slurm_profile_dry_run_lists_gpu_jobs_grouped_per_model(tmp_path, tiny_models) -> None:
+def test_slurm_profile_dry_run_shows_one_gpu_job_per_model_with_its_resources(tmp_path, tiny_models) -> None:
     pytest.importorskip("snakemake_executor_plugin_slurm")
-    write_workflow_config(tmp_path, tiny_models)
+    spec = str(tiny_models["Tiny2"])
+    models = {"Tiny": {"spec": str(tiny_models["Tiny"])},
+              "Big": {"spec": spec, "parameters": 70.55, "dtype": "bfloat16"},
+              "Given": {"spec": spec, "resources": {"gpus": 3, "mem_mb": 5000}}}  # fmt: skip
+    write_workflow_config(tmp_path, {}, models=models)
     done = _snakemake(tmp_path, "evaluate", "-n", profile="slurm")
     assert done.returncode == 0, done.stderr[-2000:]
     output = done.stdout + done.stderr
-    assert _job_counts(output)["logprobs"] == 2 * (LOGPROB_JOBS + ROBUSTNESS_LOGPROB_JOBS)
-    assert output.count("gpu=1") == 2 * (LOGPROB_JOBS + ROBUSTNESS_LOGPROB_JOBS)
-    assert "Group job logprobs_Tiny " in output and "Group job logprobs_Tiny2 " in output
+    assert _job_counts(output)["logprobs"] == len(models)
+    job = r"rule logprobs:\n(?:    .*\n)*?    wildcards: model=(\S+)\n    resources: (.*)"
+    jobs = re.findall(job, output)
+    resources = {model: dict(item.split("=", 1) for item in line.split(", ")) for model, line in jobs}
+    assert sorted(resources) == sorted(models)
+    assert resources["Tiny"]["gpu"] == "1" and int(resources["Big"]["gpu"]) >= 2  # 141 GB of weights
+    assert int(resources["Big"]["mem_mb"]) > 141_000 > int(resources["Tiny"]["mem_mb"])
+    assert (resources["Given"]["gpu"], resources["Given"]["mem_mb"]) == ("3", "5000")
+    assert "Group job" not in output
 
 
 def test_lint_is_clean() -> None:

@@ -331,7 +331,8 @@ def _forward_chunk(lm, trie: Trie, path: _PathCache, start, stop, window, node, 
         attention_mask=_tree_mask(trie, path, start, stop, window, lm.dtype, device),
         cache=cache,
         use_cache=True,
-        logits_to_keep=torch.from_numpy(keep).to(device),
+        # on the CPU: a split model indexes its last layer's output with it, on whichever GPU that is
+        logits_to_keep=torch.from_numpy(keep),
     )
     logits = output.logits[0, : len(needed)].float()
     rows = torch.from_numpy(np.searchsorted(needed, node[lo:hi])).to(device)

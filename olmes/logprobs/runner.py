@@ -28,7 +28,8 @@ from olmes.core.records import RequestRow, RunRecord, read_records, write_run_re
 from olmes.core.resources import file_sha256
 from olmes.logprobs.cache import ChunkWriter, LogprobCache, request_key
 from olmes.logprobs.engine import MAX_INPUT_TOKENS, Scores, default_max_batch_tokens, score
-from olmes.logprobs.models import LoadedModel, ModelPlan
+from olmes.logprobs.identity import model_identity
+from olmes.logprobs.models import LoadedModel, ModelPlan, placement_record
 
 
 def read_requests(path: Path) -> list[RequestRow]:
@@ -49,26 +50,30 @@ def score_file(
     use_cache: bool = True,
     progress: bool = False,
     flush_every: int = 2048,
+    known: dict | None = None,
 ) -> RunRecord:
     """Score requests (reusing the results cached under ``cache_root``), write the Parquet output and
     the run record.
 
     ``model`` may be a plan (:func:`olmes.logprobs.models.prepare`): its weights are loaded only when some
-    request is not cached, so a fully cached job costs a process start and a cache read. The run
-    record gets the job's scale facts: load and engine time, peak memory, cache bytes written.
+    request is not cached, so a fully cached job costs a process start and a cache read; a plan loads
+    once, so further files scored with it reuse the weights. The run record gets the job's scale facts:
+    load (when this file loaded the weights) and engine time, peak memory, cache bytes written.
     ``max_batch_tokens`` None takes the device's default
-    (:func:`olmes.logprobs.engine.default_max_batch_tokens`).
+    (:func:`olmes.logprobs.engine.default_max_batch_tokens`). ``known``: the results known so far
+    (request key -> result), read from the cache when None; the new results are added to it.
     """
     started = time.perf_counter()
     batch = max_batch_tokens or default_max_batch_tokens(model.device)
     pairs = [(row["context"], row["continuation"]) for row in requests]
     keys = [request_key(*pair) for pair in pairs]
     cache = LogprobCache(cache_root, model.fingerprint)
-    known = cache.load().rows if use_cache else {}
+    if known is None:
+        known = cache.load().rows if use_cache else {}
     missing = _first_uncached(keys, known)
-    loading = time.perf_counter()
+    loads_now = bool(missing) and isinstance(model, ModelPlan) and model.loaded is None
     lm = model.load() if missing and isinstance(model, ModelPlan) else model
-    load_time_s = time.perf_counter() - loading if lm is not model else None
+    load_time_s = lm.load_time_s if loads_now else None
     writer = ChunkWriter(cache, [keys[i] for i in missing], every_requests=flush_every)
     scoring = time.perf_counter()
     try:
@@ -97,11 +102,34 @@ def score_file(
     return record
 
 
+def score_files(
+    model: ModelPlan | LoadedModel,
+    jobs: list[tuple[Path, Path]],
+    cache_root: Path,
+    *,
+    use_cache: bool = True,
+    **options,
+) -> list[RunRecord]:
+    """Score each (request file, output) pair with :func:`score_file`, one Parquet file and run record
+    per pair, the weights loaded at most once (by the first file with an uncached request) and the
+    cache read once.
+
+    Each output is written as soon as its file is scored, so an interrupted run keeps the finished
+    files, and the cache keeps the finished chunks of the others for the rerun."""
+    requests = [read_requests(path) for path, _ in jobs]  # every file checked before any work
+    cache = LogprobCache(cache_root, model.fingerprint)
+    known = cache.load().rows if use_cache else {}
+    return [
+        score_file(model, rows, path, output, cache_root, use_cache=use_cache, known=known, **options)
+        for rows, (path, output) in zip(requests, jobs, strict=True)
+    ]
+
+
 def _first_uncached(keys: list[bytes], known: dict) -> list[int]:
     """Indices of the requests to compute: not cached, and each distinct request once."""
-    chosen, seen = [], set(known)
+    chosen, seen = [], set()
     for index, key in enumerate(keys):
-        if key not in seen:
+        if key not in known and key not in seen:
             seen.add(key)
             chosen.append(index)
     return chosen
@@ -151,7 +179,9 @@ def run_record(
         "model_fingerprint": model.fingerprint,
         "dtype": str(model.dtype).removeprefix("torch."),
         "device": str(model.device),
+        "placement": placement_record(model),
         "hardware": hardware(model.device),
+        "identity": model_identity(model.resolved, model.dtype),
         "bos_token_id": model.bos_token_id,
         "max_input_tokens": MAX_INPUT_TOKENS,
         "max_batch_tokens": max_batch_tokens,

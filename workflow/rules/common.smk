@@ -1,5 +1,6 @@
 # Helpers shared by the rules: config validation, the lists the rules fan out over, identities.
 
+import functools
 import hashlib
 import json
 import os
@@ -11,7 +12,8 @@ from olmes.core.atomic import write_text_atomic
 from olmes.core.config import validate_config
 from olmes.core.errors import OlmesError
 from olmes.store import publish as results_store
-from olmes.logprobs.models import SHORT_NAMES
+from olmes.logprobs.models import DTYPES, SHORT_NAMES, default_dtype
+from olmes.logprobs.placement import DEFAULT_GPU_MEMORY_GB, job_resources, safetensors_parameters
 from olmes.requests.prompts import STANDARD_VARIANT, VARIANTS
 from olmes.requests.build import request_sets
 from olmes.core.methods import METHODS, get_method, methods_for
@@ -34,6 +36,7 @@ SITE_INDEX = f"{config['site']}/index.html"
 TABLES_DONE = f"{RESULTS}/tables/index.json"
 MODELS_FILE = f"{RESULTS}/models.json"
 ROBUSTNESS = config["robustness"]
+LOGPROB_FILE = f"{RESULTS}/{{variant_dir}}logprobs/{{model}}/{{task}}.{{request_set}}.parquet"
 
 # A prompt variant's requests, log-probs and scores live under RESULTS/variants/<name>/; the rules
 # that make them are the standard's, with variant_dir "" for the standard.
@@ -73,11 +76,60 @@ def all_request_files():
     ]
 
 
+def logprob_sets():
+    """(variant_dir, task, request_set) of each log-prob file every model gets: the standard's, each
+    prompt variant's on the variant tasks, mcf_rot on the rotation tasks."""
+    standard = [("", task, request_set) for task in TASK_KEYS for request_set in task_request_sets(task)]
+    variants = [
+        (variant_dir(variant), task, request_set)
+        for variant in ROBUSTNESS["variants"]
+        for task in ROBUSTNESS["variant_tasks"]
+        for request_set in task_request_sets(task)
+    ]
+    return standard + variants + [("", task, ROTATIONS) for task in ROBUSTNESS["rotation_tasks"]]
+
+
+def logprob_requests():
+    """The request file of each log-prob file of a model, in the order of logprob_outputs()."""
+    return [
+        expand(rules.requests.output[0], variant_dir=folder, task=task, request_set=request_set)[0]
+        for folder, task, request_set in logprob_sets()
+    ]
+
+
+def logprob_outputs():
+    """Every log-prob file of one model (the pattern keeps {model}): one job makes them all."""
+    folders, tasks, sets = zip(*logprob_sets())
+    return expand(LOGPROB_FILE, zip, variant_dir=folders, task=tasks, request_set=sets, allow_missing=True)
+
+
+@functools.cache
+def logprob_resources(model):
+    """The GPUs, memory (MB) and time (min) of a model's log-prob job
+    (olmes.logprobs.placement.job_resources): from the config entry's `parameters` (billions) and
+    `dtype`, or a local folder's safetensors and config.json; a model of unknown size (an embedded
+    short name, a hub id without `parameters`) is treated as tiny. The entry's `resources` override."""
+    entry = config["models"][model]
+    folder = Path(entry["spec"]).expanduser()
+    local = folder.is_dir() and (folder / "config.json").is_file()
+    if "parameters" in entry:
+        parameters = entry["parameters"] * 1e9
+    else:
+        parameters = safetensors_parameters(folder) if local else None
+    if "dtype" in entry:
+        dtype = DTYPES[entry["dtype"]]
+    else:  # the model's own precision; float32 (the largest) when it is not known here
+        own = json.loads((folder / "config.json").read_text()) if local else {}
+        dtype = default_dtype(own)
+    gpu_memory = config.get("gpu_memory_gb", DEFAULT_GPU_MEMORY_GB)
+    return job_resources(parameters, dtype.itemsize, gpu_memory, entry.get("resources"))
+
+
 def logprob_files(wildcards):
     """One model x task's log-prob files by request set (the inputs a score summary records)."""
     return {
         request_set: expand(
-            rules.logprobs.output[0],
+            LOGPROB_FILE,
             variant_dir=wildcards.variant_dir,
             model=wildcards.model,
             task=wildcards.task,

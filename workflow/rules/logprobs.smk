@@ -1,31 +1,34 @@
-# Stage 2: log P(continuation | context) per model, task and request set (cf, pmi, mcf, mcf_rot;
-# and a prompt variant's under variants/<name>/): the GPU jobs.
-# On a cluster the slurm profile groups one model's jobs into one cluster job.
+# Stage 2: log P(continuation | context), one job per model: every log-prob file of the model (each
+# task and request set: cf, pmi, mcf; each prompt variant's under variants/<name>/; mcf_rot on the
+# rotation tasks) from one `olmes logprobs` process that loads the weights once. These are the GPU
+# jobs, the only cluster jobs; their GPUs, memory and time come from the model's size
+# (logprob_resources in common.smk; workflow/profiles/slurm/README.md).
 
 
 rule logprobs:
     input:
-        rules.requests.output,
+        logprob_requests(),
     output:
-        f"{RESULTS}/{{variant_dir}}logprobs/{{model}}/{{task}}.{{request_set}}.parquet",
+        logprob_outputs(),
     params:
         spec=model_spec,
         dtype=model_dtype_option,
         identity=model_identity,
         max_batch_tokens=config["max_batch_tokens"],
+        pairs=lambda wildcards, input, output: " ".join(
+            f"--requests {requests} --output {logprobs}" for requests, logprobs in zip(input, output)
+        ),
     threads: 2
     resources:
-        gpu=1,
-        mem_mb=16000,
-        runtime=60,
-    group:
-        "logprobs_{model}"
+        gpu=lambda wildcards: logprob_resources(wildcards.model).gpus,
+        mem_mb=lambda wildcards: logprob_resources(wildcards.model).mem_mb,
+        runtime=lambda wildcards: logprob_resources(wildcards.model).runtime,
     conda:
         "../envs/olmes.yaml"
     log:
-        f"{RESULTS}/{{variant_dir}}logs/logprobs/{{model}}/{{task}}.{{request_set}}.log",
+        f"{RESULTS}/logs/logprobs/{{model}}.log",
     benchmark:
-        f"{RESULTS}/{{variant_dir}}benchmarks/logprobs/{{model}}/{{task}}.{{request_set}}.tsv"
+        f"{RESULTS}/benchmarks/logprobs/{{model}}.tsv"
     shell:
-        "olmes logprobs --model {params.spec:q} {params.dtype} --requests {input}"
-        " --max-batch-tokens {params.max_batch_tokens} --threads {threads} --output {output} 2> {log}"
+        "olmes logprobs --model {params.spec:q} {params.dtype} {params.pairs}"
+        " --max-batch-tokens {params.max_batch_tokens} --threads {threads} --quiet 2> {log}"

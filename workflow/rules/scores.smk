@@ -43,8 +43,8 @@ rule score:
 
 rule rotations:
     input:
-        mcf=expand(rules.logprobs.output[0], variant_dir="", request_set="mcf", allow_missing=True),
-        rotations=expand(rules.logprobs.output[0], variant_dir="", request_set=ROTATIONS, allow_missing=True),
+        mcf=expand(LOGPROB_FILE, variant_dir="", request_set="mcf", allow_missing=True),
+        rotations=expand(LOGPROB_FILE, variant_dir="", request_set=ROTATIONS, allow_missing=True),
     output:
         f"{RESULTS}/scores/{{model}}/{{task}}{ROTATIONS_SUFFIX}",
     conda:

@@ -1,7 +1,8 @@
-"""``olmes logprobs``: score a request file with a causal LM into Parquet plus a JSON run record.
+"""``olmes logprobs``: score request files with a causal LM into Parquet plus a JSON run record each.
 
-The work is done by :mod:`olmes.logprobs.runner`; this module parses the command line, loads the model and
-turns SIGTERM into an orderly stop.
+The work is done by :mod:`olmes.logprobs.runner`; this module parses the command line, plans the model
+(device, placement) and turns SIGTERM into an orderly stop. Several ``--requests FILE --output FILE``
+pairs are scored with one load of the weights.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from olmes.core.errors import OlmesError
 from olmes.core.resources import cache_dir
 from olmes.logprobs.engine import DEFAULT_MAX_BATCH_TOKENS, GPU_MAX_BATCH_TOKENS
 from olmes.logprobs.models import DTYPES, SHORT_NAMES, prepare
-from olmes.logprobs.runner import read_requests, score_file
+from olmes.logprobs.placement import SPLIT_MODES, WEIGHTS_SHARE
+from olmes.logprobs.runner import score_files
 
 NAME = "logprobs"
-HELP = "score a request file with a causal LM: log P(continuation | context) per request, as Parquet"
+HELP = "score request files with a causal LM: log P(continuation | context) per request, as Parquet"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,8 +32,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         required=True,
         help=f"{' or '.join(SHORT_NAMES)}, a .gguf file, a local Hugging Face folder, or a hub id[@revision]",
     )
-    parser.add_argument("--requests", required=True, type=Path, help="request file (JSONL)")
-    parser.add_argument("--output", required=True, type=Path, help="Parquet file to write")
+    parser.add_argument(
+        "--requests",
+        required=True,
+        type=Path,
+        action="append",
+        help="request file (JSONL); repeat, each followed by its --output, to score several with one load",
+    )
+    parser.add_argument(
+        "--output", required=True, type=Path, action="append", help="Parquet file of the preceding --requests"
+    )
     parser.add_argument(
         "--max-batch-tokens",
         type=_positive_or_auto,
@@ -46,6 +56,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="weights/activations precision (default: the model's own; float32 for GGUF)",
     )
     parser.add_argument("--device", help="torch device (default: cuda when present, else cpu)")
+    parser.add_argument(
+        "--split",
+        choices=SPLIT_MODES,
+        default="auto",
+        help="place the model over all visible GPUs (accelerate's balanced device_map): auto when its "
+        "weights exceed one GPU's budget, always, or never (default: auto; --device cuda:N never splits)",
+    )
+    parser.add_argument(
+        "--gpu-memory",
+        type=_positive_float,
+        help=f"GB of each GPU the weights may take (default: {WEIGHTS_SHARE:.0%} of its memory; "
+        "the rest is for activations)",
+    )
     parser.add_argument(
         "--threads",
         type=_positive,
@@ -64,6 +87,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _positive_or_auto(text: str) -> int | str:
     return text if text == "auto" else _positive(text)
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {value}")
+    return value
 
 
 def _positive(text: str) -> int:
@@ -87,21 +117,25 @@ def run(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     if args.cache_dir is not None:  # models and data are cached there too (olmes.core.resources)
         os.environ["OLMES_CACHE_DIR"] = str(args.cache_dir)
-    requests = read_requests(args.requests)
-    record = score_file(
-        prepare(args.model, dtype=args.dtype, device=args.device),
-        requests,
-        args.requests,
-        args.output,
+    if len(args.requests) != len(args.output):
+        raise OlmesError(
+            f"got {len(args.requests)} --requests but {len(args.output)} --output; give each request "
+            "file its own --output after it"
+        )
+    plan = prepare(args.model, args.dtype, args.device, args.split, args.gpu_memory)
+    records = score_files(
+        plan,
+        list(zip(args.requests, args.output, strict=True)),
         args.cache_dir or cache_dir(),
         max_batch_tokens=None if args.max_batch_tokens == "auto" else args.max_batch_tokens,
         use_cache=not args.no_cache,
         progress=not args.quiet,
     )
-    print(
-        f"olmes: {record['num_requests']} requests ({record['requests_from_cache']} from cache), "
-        f"{record['tokens_forwarded']} tokens forwarded (trie-minimal {record['trie_minimal_tokens']}), "
-        f"{record['wall_time_s']:.1f} s -> {args.output}",
-        file=sys.stderr,
-    )
+    for record, output in zip(records, args.output, strict=True):
+        print(
+            f"olmes: {record['num_requests']} requests ({record['requests_from_cache']} from cache), "
+            f"{record['tokens_forwarded']} tokens forwarded (trie-minimal {record['trie_minimal_tokens']}), "
+            f"{record['wall_time_s']:.1f} s -> {output}",
+            file=sys.stderr,
+        )
     return 0
