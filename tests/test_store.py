@@ -264,7 +264,8 @@ def test_readme_numbers_are_the_stores() -> None:
         path = repo / cells[5].split("](")[1].rstrip(")")
         summary = json.loads(path.read_text())
         olmes = olmes_score(summary)
-        assert cells[0] == summary["model"] and cells[1] == summary["display_name"]
+        record = store.read_model_record(repo / "leaderboard", summary["model"])
+        assert cells[0] == record["display_name"] and cells[1] == summary["display_name"]
         assert cells[2] == f"{100 * olmes['score']:.1f}" + ("†" if olmes["dagger"] else "")
         cf_norm = olmes["cf_method"].removeprefix("cf_")
         assert cells[3] == f"{100 * summary['methods'][olmes['cf_method']]['accuracy']:.1f} ({cf_norm})"
@@ -275,7 +276,7 @@ def test_readme_numbers_are_the_stores() -> None:
     leaderboard = repo / "leaderboard"
     table = tables.table4(load_scores(store.score_paths(leaderboard), store.model_infos(leaderboard)))
     complete = {
-        record["model"]: record["Average"] for record in table.records if record["Average"] is not None
+        record["display_name"]: record["Average"] for record in table.records if record["Average"] is not None
     }
     assert stated == {model: f"{100 * average:.1f}" for model, average in complete.items()}
 

@@ -133,7 +133,8 @@ def test_table4_daggers_average_and_partial_runs():
 def test_tables_6_and_7_with_max_averages():
     summaries = ten_tasks("a", 0.6, 0.4)
     summaries[0] = fake_summary("a", "arc_challenge", cf_mcf(0.3, 0.9, "arc_challenge"))
-    cf, mcf = tables.table6(make_scores(summaries)), tables.table7(make_scores(summaries))
+    scores = make_scores(summaries)
+    cf, mcf = tables.cf_accuracy_table(scores), tables.mcf_accuracy_table(scores)
     assert cf.header[-2:] == ["Average", "Max average"]
     (cf_row,), (mcf_row,) = shown(cf.rows), shown(mcf.rows)
     assert cf_row[1] == "30.0" and mcf_row[1] == "90.0"
@@ -145,15 +146,16 @@ def test_tables_6_and_7_with_max_averages():
 def test_table8_mmlu_macro_and_micro():
     (table,) = tables.table8(make_scores([fake_summary("a", "mmlu", {"cf_char": 0.5, "mcf": 0.6})]))
     assert table.key == "table8_mmlu"
-    assert shown(table.rows) == [["a", "50.0", "49.0", "60.0", "59.0", "2", "100"]]
-    assert [cell.value for cell in table.rows[0]] == [None, 0.5, 0.49, 0.6, 0.59, 2, 100]
+    assert table.header[1:5] == ["MCF macro", "MCF micro", "CF macro", "CF micro"]  # the paper's order
+    assert shown(table.rows) == [["a", "60.0", "59.0", "50.0", "49.0", "2", "100"]]
+    assert [cell.value for cell in table.rows[0]] == [None, 0.6, 0.59, 0.5, 0.49, 2, 100]
 
 
-def test_tables_9_to_12_one_per_normalization():
+def test_one_table_per_normalization():
     summaries = [fake_summary("a", "boolq", {"cf_none": 0.7, "cf_token": 0.6, "cf_char": 0.5})]
-    nine, ten, eleven, twelve = tables.tables_9_to_12(make_scores(summaries))
-    assert [t.key for t in (nine, ten, eleven, twelve)] == ["table9_none", "table10_token", "table11_char",
-                                                           "table12_pmi"]  # fmt: skip
+    nine, ten, eleven, twelve = tables.normalization_tables(make_scores(summaries))
+    keys = [f"normalization_{norm}" for norm in ("none", "token", "char", "pmi")]
+    assert [t.key for t in (nine, ten, eleven, twelve)] == keys
     assert [shown(table.rows)[0][1] for table in (nine, eleven, twelve)] == ["70.0", "50.0", render.MISSING]
     assert cf_method("char").formula in eleven.caption
 
@@ -197,7 +199,8 @@ def test_leaderboard_ranks_ties_chance_and_flags():
     ]  # fmt: skip
     a, c, d, p = rows[1], rows[4], rows[5], rows[6]
     assert a["average"] == pytest.approx((0.6 * 9 + 0.7) / 10) and a["average_stderr"] is not None
-    assert list(a) == list(typing.get_type_hints(records.LeaderboardRow))
+    required = records.LeaderboardRow.__required_keys__  # kind, source: only with reported rows
+    assert list(a) == [key for key in typing.get_type_hints(records.LeaderboardRow) if key in required]
     assert list(a["tasks"]) == scores.tasks and c["tasks"]["boolq"] is None  # not scored
     piqa = a["tasks"]["piqa"]
     assert list(piqa) == list(typing.get_type_hints(records.LeaderboardTask))
@@ -361,12 +364,15 @@ def test_score_and_tables_commands_end_to_end(tmp_path):
     expected = [
         "table3_normalizations",
         "table4_olmes",
-        "table6_cf",
-        "table7_mcf",
+        "table6_cf_mcf",
+        "table7_cf_mcf",
+        "cf_accuracy",
+        "mcf_accuracy",
         "table8_mmlu",
         "near_ties",
     ]
-    expected += ["table9_none", "table10_token", "table11_char", "table12_pmi", "paired_bootstrap"]
+    expected += ["table9_olmes_normalization", "table10_normalizations", "table12_normalizations"]
+    expected += ["normalization_none", "normalization_pmi", "paired_bootstrap", "paper_check"]
     for key in expected:
         assert {f"{key}.csv", f"{key}.json", f"{key}.tex"} <= set(index["files"])
     assert {"figure1_checkpoints.csv", "figure2_cf_vs_mcf.json"} <= set(index["files"])
@@ -378,7 +384,7 @@ def test_score_and_tables_commands_end_to_end(tmp_path):
         written = json.loads((out / f"{key}.json").read_text())
         assert [len(row) for row in written["values"]] == [len(row) for row in written["rows"]]
     table8 = json.loads((out / "table8_mmlu.json").read_text())
-    assert [row[1] for row in table8["values"]] == [record["cf"]["macro"] for record in table8["records"]]
+    assert [row[1] for row in table8["values"]] == [record["mcf"]["macro"] for record in table8["records"]]
     bootstrap = json.loads((out / "paired_bootstrap.json").read_text())["records"]
     assert [r["task"] for r in bootstrap] == ["boolq", "mmlu"]
     assert all(r["higher"] == "tiny_lm" and r["n_shared"] == 40 for r in bootstrap)

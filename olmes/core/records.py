@@ -60,6 +60,30 @@ class InstanceRow(TypedDict):
     gold: int
 
 
+Tuning = Literal["base", "instruct", "unknown"]
+
+
+class ModelIdentity(TypedDict):
+    """What an evaluated model is, as its files state it (:mod:`olmes.logprobs.identity`); a fact no
+    file states is ``"unknown"``."""
+
+    original: str  # the released model the weights derive from (a hub id), or "unknown"
+    tuning: Tuning
+    weight_format: str  # gguf, safetensors, pytorch or unknown
+    quantization: str  # a GGUF file type (Q4_1, Q4_K_M, F16...), a quantization_config method, or none
+    compute_dtype: str  # the precision the log-probs were computed in (a GGUF is dequantized to it)
+    evidence: str  # where these facts were read
+
+
+class Placement(TypedDict):
+    """Where a run record's model weights were (:func:`olmes.logprobs.models.placement_record`)."""
+
+    devices: list[str]  # the devices holding weights ("cpu", "cuda:0", ..., "disk")
+    device_map: str | None  # the device map asked for: "balanced", "explicit", or None (one device)
+    hf_device_map: dict[str, int] | None  # accelerate's map as modules per device (None: not split)
+    max_memory: dict[str, int] | None  # the per-GPU budget for weights, bytes
+
+
 class RunRecord(TypedDict):
     """``<log-prob file>.run.json``: what produced a log-prob file, and what it cost."""
 
@@ -71,6 +95,8 @@ class RunRecord(TypedDict):
     dtype: str
     device: str
     hardware: NotRequired[str]  # GPU name or CPU model (records written before it have none)
+    placement: NotRequired[Placement]  # records written before it have none
+    identity: NotRequired[ModelIdentity]  # records written before it have none
     bos_token_id: int | None
     max_input_tokens: int
     max_batch_tokens: int
@@ -244,6 +270,7 @@ class ModelRecord(TypedDict):
     series: NotRequired[str]
     training_tokens: NotRequired[float]
     checkpoint: NotRequired[str]
+    identity: NotRequired[ModelIdentity]  # from its run records (scripts/migrate_identity.py for older ones)
     spec: str
     kind: str
     revision: str
@@ -275,11 +302,16 @@ class LeaderboardTask(TypedDict):
     partial: bool
     cf_accuracy: float | None
     mcf_accuracy: float | None
-    n: int  # instances scored
+    n: int | None  # instances scored; None on a reported row (the paper gives no counts)
     statistically_tied_with: list[str]  # model names: the paired bootstrap's ties with its neighbours
     method: str | None  # the deciding method's key
-    chance: float  # accuracy of guessing uniformly on the instances scored
+    chance: float | None  # accuracy of guessing uniformly on the instances scored; None on a reported row
     flags: list[TaskFlag]  # those of the score's two formulations (recommended CF and MCF)
+
+
+RowKind = Literal["evaluated", "reported"]
+"""A leaderboard row scored here from per-instance predictions, or copied from a paper (no stderr, no
+predictions, never statistically tied with anything)."""
 
 
 class LeaderboardRow(TypedDict):
@@ -292,6 +324,9 @@ class LeaderboardRow(TypedDict):
     average: float | None  # Table 4's
     average_stderr: float | None
     tasks: dict[str, LeaderboardTask | None]  # every task of the tables; None where not scored
+    # only in a leaderboard built with reported rows (olmes tables --reported):
+    kind: NotRequired[RowKind]
+    source: NotRequired[str]  # who produced the numbers: this pipeline, or the paper that printed them
 
 
 class TableInput(TypedDict):
@@ -308,6 +343,15 @@ class RobustnessInput(TypedDict):
     sha256: str
 
 
+class ReportedInput(TypedDict):
+    """The paper data a leaderboard's reported rows were copied from (``olmes tables --reported``)."""
+
+    source: str
+    url: str
+    table: str  # the file of olmes/tables/paper_data/
+    sha256: str
+
+
 class TablesIndex(TypedDict):
     """``<tables>/index.json`` (``olmes tables``): every file written and every input, by SHA-256."""
 
@@ -318,6 +362,7 @@ class TablesIndex(TypedDict):
     bootstrap: dict[str, int]  # resamples, seed
     inputs: list[TableInput]
     robustness_inputs: list[RobustnessInput]
+    reported: NotRequired[ReportedInput]  # only with reported rows (olmes tables --reported)
 
 
 Record = TypeVar(

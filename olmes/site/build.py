@@ -23,14 +23,17 @@ from olmes import __version__
 from olmes.core.atomic import atomic_dir, write_text_atomic
 from olmes.core.errors import OlmesError
 from olmes.core.methods import METHODS
+from olmes.logprobs.identity import identity_facts, identity_line
 from olmes.requests.tasks import TASKS
 from olmes.scoring.score import NEAR_TIE_NATS
 from olmes.site import charts
 from olmes.site.filters import FILTERS
 from olmes.site.inputs import load_requests, load_site_scores, read_reproduction
 from olmes.site.pages import SiteData
+from olmes.site.reported import paper_sections
 from olmes.tables.paper import table8_key
 from olmes.tables.render import DAGGER, MISSING, PARTIAL_MARK
+from olmes.tables.reported import PAPER_SOURCE, PAPER_URL
 
 MARKER = ".olmes-site"
 STATIC_FILES = (
@@ -65,6 +68,7 @@ def environment():
         NEAR_TIE_NATS=NEAR_TIE_NATS,
         TASKS=TASKS,
         tasks_by_norm=_tasks_by_norm(),
+        PAPER_SOURCE=PAPER_SOURCE,
     )
     return env
 
@@ -129,9 +133,11 @@ def _build_into(
     }
     env = environment()
     env.filters["display_name"] = lambda name: data.by_name[name].display_name  # a model's, by its name
+    env.filters["identity"] = lambda name: identity_line(_identities(data).get(name))  # what it is, one line
     out = _SiteWriter(root, env, common)
     _write_overview_pages(out, data, has_checkpoints)
     _write_model_pages(out, data)
+    _write_reported_pages(out, data)
     _write_task_pages(out, data)
     out.file("downloads/leaderboard.csv", data.leaderboard_csv())
     out.file("downloads/leaderboard.json", data.leaderboard_json())
@@ -172,8 +178,15 @@ def _navigation(data: SiteData, has_checkpoints: bool, has_reproduction: bool) -
     nav.append(("robustness.html", "Robustness"))
     if has_reproduction:
         nav.append(("reproduction.html", "Reproduction"))
+    if _paper_checked(data):
+        nav.append(("paper-check.html", "Paper check"))
     nav.append(("methods.html", "Methods"))
     return nav
+
+
+def _paper_checked(data: SiteData) -> bool:
+    """Some evaluated model regenerates a paper model: the tables' paper check has a summary row."""
+    return bool(data.tables.get("paper_check_summary")["records"])
 
 
 def _write_overview_pages(out: _SiteWriter, data: SiteData, has_checkpoints: bool) -> None:
@@ -214,6 +227,13 @@ def _write_overview_pages(out: _SiteWriter, data: SiteData, has_checkpoints: boo
     out.page("methods.html", "methods.html", bootstrap=tables.index.get("bootstrap", {}))
     if out.common["reproduction"]:
         out.page("reproduction.html", "reproduction.html")
+    if _paper_checked(data):
+        out.page("paper-check.html", "paper_check.html")
+
+
+def _identities(data: SiteData) -> dict:
+    """Each evaluated model's identity (olmes.logprobs.identity), by name; None where not recorded."""
+    return {info.name: info.identity for info in data.scores.models}
 
 
 def _write_model_pages(out: _SiteWriter, data: SiteData) -> None:
@@ -226,7 +246,14 @@ def _write_model_pages(out: _SiteWriter, data: SiteData) -> None:
             comparisons=data.comparisons(model),
             reasons=data.partial_reasons(model.name),
             flags=data.flags(model.name),
+            identity=identity_facts(found) if (found := _identities(data).get(model.name)) else None,
         )
+
+
+def _write_reported_pages(out: _SiteWriter, data: SiteData) -> None:
+    """A page per reported model of the leaderboard: what the OLMES paper prints for it."""
+    for model in data.reported_models:
+        out.page(model.page, "reported.html", model=model, sections=paper_sections(model.name), url=PAPER_URL)
 
 
 BROWSER_PIECE_BYTES = 2_000_000

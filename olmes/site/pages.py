@@ -20,7 +20,7 @@ import pandas as pd
 from olmes import __version__
 from olmes.core.errors import OlmesError
 from olmes.core.methods import MCF, METHODS, cf_method
-from olmes.core.records import LeaderboardRow, LeaderboardTask
+from olmes.core.records import LeaderboardRow, LeaderboardTask, RowKind
 from olmes.requests.tasks import TASKS
 from olmes.scoring.score import NEAR_TIE_NATS
 from olmes.site.inputs import TableSet, TaskInstances, TaskRequests
@@ -40,7 +40,6 @@ def slugify(name: str, taken: set[str]) -> str:
 # -- the engine's run record (olmes/logprobs/runner.py, run_record and score_file) -----------------
 
 RUN_HEADLINE = (
-    ("Model", "model", str),
     ("Revision", "model_revision", str),
     ("dtype", "dtype", str),
     ("Device", "device", str),
@@ -85,6 +84,32 @@ class SiteModel:
     average: float | None
     average_stderr: float | None
     rank: int | None = None
+    kind: RowKind = "evaluated"  # "reported": a row the tables copied from the OLMES paper
+
+    @property
+    def page(self) -> str:
+        """The model's page, relative to the site's root: reported models have pages of their own."""
+        return f"{'reported' if self.kind == 'reported' else 'models'}/{self.slug}.html"
+
+
+def reported_site_models(rows: list[LeaderboardRow]) -> list[SiteModel]:
+    """The leaderboard's reported rows (``olmes tables --reported``) as models, in its order; their
+    slugs are unique among themselves (their pages are a folder of their own)."""
+    taken: set[str] = set()
+    return [
+        SiteModel(
+            name=row["model"],
+            display_name=row["display_name"],
+            slug=slugify(row["model"], taken),
+            partial=row["partial"],
+            average=row["average"],
+            average_stderr=row["average_stderr"],
+            rank=row["rank"],
+            kind="reported",
+        )
+        for row in rows
+        if row.get("kind") == "reported"
+    ]
 
 
 DOWNLOAD_FIELDS = (
@@ -114,7 +139,9 @@ class SiteData:
         self.scores, self.tables, self.requests, self.instances = scores, tables, requests, instances
         self.task_specs = TASKS
         self.tasks = list(scores.tasks)
-        self.rows: list[LeaderboardRow] = tables.get("leaderboard")["records"]  # in rank order
+        self.leaderboard: list[LeaderboardRow] = tables.get("leaderboard")["records"]  # in rank order
+        self.rows = [row for row in self.leaderboard if row.get("kind", "evaluated") == "evaluated"]
+        self.reported_models = reported_site_models(self.leaderboard)
         taken: set[str] = set()
         slugs = {info.name: slugify(info.name, taken) for info in scores.models}
         self.models = [
@@ -147,10 +174,14 @@ class SiteData:
         ]
 
     def leaderboard_rows(self) -> list[dict]:
-        return [
-            {"model": model, "cells": self.cells[model.name], "reasons": self.partial_reasons(model.name)}
-            for model in self.models
-        ]
+        """Every row of the leaderboard table in its order, evaluated and reported alike."""
+        evaluated, reported = iter(self.models), iter(self.reported_models)
+        rows = []
+        for row in self.leaderboard:
+            model = next(reported if row.get("kind") == "reported" else evaluated)
+            reasons = [] if model.kind == "reported" else self.partial_reasons(model.name)
+            rows.append({"model": model, "cells": row["tasks"], "reasons": reasons})
+        return rows
 
     def partial_reasons(self, name: str) -> list[str]:
         reasons = []
@@ -163,14 +194,15 @@ class SiteData:
         return reasons
 
     def leaderboard_records(self) -> list[dict]:
-        """The leaderboard rows as the downloads hold them: a task without a score is null."""
-        fields = ("rank", "model", "display_name", "partial", "average", "average_stderr")
+        """The leaderboard rows as the downloads hold them: a task without a score is null; ``kind`` and
+        ``source`` where the tables have reported rows."""
+        fields = ("rank", "model", "display_name", "partial", "average", "average_stderr", "kind", "source")
         return [
             {
-                **{name: row[name] for name in fields},
+                **{name: row[name] for name in fields if name in row},
                 "tasks": {task: _download_cell(row["tasks"].get(task)) for task in self.tasks},
             }
-            for row in self.rows
+            for row in self.leaderboard
         ]
 
     def leaderboard_csv(self) -> str:
@@ -179,7 +211,8 @@ class SiteData:
         header = ["rank", "model", "display_name", "partial", "average", "average_stderr"]
         for task in self.tasks:
             header += [task, f"{task}_stderr", f"{task}_formulation", f"{task}_partial"]
-        writer.writerow(header)
+        kinds = [name for name in ("kind", "source") if any(name in row for row in self.leaderboard)]
+        writer.writerow(header + kinds)
 
         def number(value):
             return "" if value is None else f"{100 * value:.2f}"
@@ -204,7 +237,7 @@ class SiteData:
                         cell["formulation"],
                         cell["partial"],
                     ]
-            writer.writerow(row)
+            writer.writerow(row + [record[name] for name in kinds])
         return buffer.getvalue()
 
     def leaderboard_json(self) -> str:

@@ -34,6 +34,7 @@ from olmes.core.atomic import atomic_dir, atomic_path, write_json_atomic
 from olmes.core.errors import OlmesError
 from olmes.core.records import (
     STORE_FORMAT,
+    ModelIdentity,
     ModelRecord,
     RequestRow,
     read_format,
@@ -42,6 +43,7 @@ from olmes.core.records import (
     records_bytes,
 )
 from olmes.core.resources import file_sha256
+from olmes.logprobs.identity import missing_qualifiers, qualified_name
 from olmes.requests.build import instance_rows, requests_of, task_instances
 from olmes.requests.prompts import STANDARD_VARIANT
 from olmes.requests.tasks import REQUEST_SETS, TASKS
@@ -366,6 +368,7 @@ def publish(
         checked = [check_task(source, task, data_source, allow_partial) for task in chosen]
         extra = [check_robustness(source.model, result, data_source) for result in found]
         _check_replacement(store, source.model, checked, extra, replace, robustness_only)
+        _check_display_name(source, [*checked, *extra])
         plans.append((source, checked, extra))
     lines = []
     for source, checked, extra in plans:
@@ -387,6 +390,26 @@ def _fingerprint(model: str, items: list) -> str:
     if len(found) != 1:
         raise OlmesError(f"the results of {model} come from different models ({', '.join(sorted(found))})")
     return found.pop()
+
+
+def _identity(source: Source, items: list) -> ModelIdentity | None:
+    """What the model is: as its run records say, else as the record it comes from says (another
+    store's model.json); None when neither does (results made before identities were recorded)."""
+    found = [run["identity"] for item in items for run in item.runs if "identity" in run]
+    return found[0] if found else source.info.identity
+
+
+def _check_display_name(source: Source, items: list) -> None:
+    """A model goes in only under a display name that says what its weights are: no 4-bit GGUF of an
+    instruct model may read as the full-precision release (olmes.logprobs.identity.qualifiers)."""
+    identity = _identity(source, items)
+    name = source.info.display_name
+    missing = missing_qualifiers(name, identity) if identity else []
+    if missing:
+        raise OlmesError(
+            f"{source.model}: display name {name!r} does not say {' '.join(missing)}; set its display_name "
+            f"to {qualified_name(name, identity)!r} in the config (or the models file)"
+        )
 
 
 def _ensure_store(store: Path) -> None:
@@ -534,6 +557,9 @@ def _model_record(source: Source, items: list, tasks: dict) -> ModelRecord:
     """Provenance of the model's results: what model, which weights, where, with what, at what cost."""
     run = items[0].runs[0]
     info = source.info.entry()
+    identity = _identity(source, items)
+    if identity is not None:
+        info["identity"] = identity
     ordered = {task: tasks[task] for task in TASKS if task in tasks}
     return {
         "format": STORE_FORMAT,

@@ -38,6 +38,16 @@ from olmes.scoring.flags import chance_accuracy, task_flags
 from olmes.scoring.score import NEAR_TIE_NATS
 from olmes.tables.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_table
 from olmes.tables.figures import write_figures
+from olmes.tables.paper_check import PAPER_CHECK_KEYS, paper_check_tables
+from olmes.tables.paper_layouts import (
+    CF_MCF_TABLE_KEYS,
+    NORMALIZATION_LAYOUT_KEYS,
+    cf_mcf_tables,
+    cf_summaries,
+    compared_norms,
+    normalization_layout_tables,
+    task_wins,
+)
 from olmes.tables.render import (
     DAGGER,
     MISSING,
@@ -49,30 +59,24 @@ from olmes.tables.render import (
     text_cell,
     write_table,
 )
+from olmes.tables.reported import (
+    EVALUATED_SOURCE,
+    PAPER_SOURCE,
+    reported_input,
+    reported_leaderboard_rows,
+)
 from olmes.tables.results import (
+    PARTIAL_GROUP,
+    PARTIAL_NOTE,
     ScoreSet,
     best_of_two_score,
     best_of_two_stderr,
     method_accuracy,
     recommended_method,
     task_name,
+    task_short_name,
 )
 from olmes.tables.robustness import rotations_table, table5
-
-TIE_TOLERANCE = 1e-12
-"""Accuracies closer than this are equal (only float rounding separates equal counts)."""
-
-PARTIAL_GROUP = "Partial runs (a limit or missing instances; not OLMES scores)"
-PARTIAL_NOTE = (
-    f"{PARTIAL_MARK} marks a partial result (a limit, or fewer instances than the standard); "
-    f"averages need all {len(TASKS)} tasks, none partial."
-)
-
-
-def task_short_name(task: str) -> str:
-    """Column label of the LaTeX tables, short as in the paper so ten tasks fit across a page."""
-    return TASKS[task].short_name
-
 
 # -- tables with one row per model and one column per task -----------------------------------------
 
@@ -192,32 +196,33 @@ def _cf_or_mcf_table(
     )  # fmt: skip
 
 
-def table6(scores: ScoreSet) -> Table:
+def cf_accuracy_table(scores: ScoreSet) -> Table:
+    """CF accuracy of every task in one table (the paper's layout is Tables 6-7, paper_layouts.py)."""
     return _cf_or_mcf_table(
-        scores, "table6_cf", "CF accuracy (paper Table 6)", recommended_method,
+        scores, "cf_accuracy", "CF accuracy", recommended_method,
         "CF (cloze formulation, the task's recommended normalization)",
     )  # fmt: skip
 
 
-def table7(scores: ScoreSet) -> Table:
+def mcf_accuracy_table(scores: ScoreSet) -> Table:
+    """MCF accuracy of every task in one table (the paper's layout is Tables 6-7, paper_layouts.py)."""
     return _cf_or_mcf_table(
         scores,
-        "table7_mcf",
-        "MCF accuracy (paper Table 7)",
+        "mcf_accuracy",
+        "MCF accuracy",
         lambda task: MCF,
         "MCF (multiple-choice formulation)",
     )
 
 
-NORMALIZATION_TABLES = tuple(
-    (f"table{number}_{norm}", number, norm) for number, norm in enumerate(NORMALIZATIONS, start=9)
-)
-"""(key, paper table number, normalization) of Tables 9-12, one per CF normalization."""
+NORMALIZATION_TABLES = tuple((f"normalization_{norm}", norm) for norm in NORMALIZATIONS)
+"""(key, normalization) of the per-normalization views: every task under one CF normalization per
+table (the paper's layout, three tasks x every normalization, is Tables 10-12 in paper_layouts.py)."""
 
 
-def tables_9_to_12(scores: ScoreSet) -> list[Table]:
+def normalization_tables(scores: ScoreSet) -> list[Table]:
     tables = []
-    for key, number, norm in NORMALIZATION_TABLES:
+    for key, norm in NORMALIZATION_TABLES:
         cf = cf_method(norm)
         method = cf.key
 
@@ -228,7 +233,7 @@ def tables_9_to_12(scores: ScoreSet) -> list[Table]:
             model_task_table(
                 scores,
                 key,
-                f"CF accuracy, normalization {norm} (paper Table {number})",
+                f"CF accuracy, normalization {norm}",
                 f"CF accuracy (%) with normalization '{norm}' ({cf.formula}). "
                 f"{MISSING} where the run has no such scores (pmi needs unconditional requests).",
                 _accuracy_cell(lambda task, m=method: m),
@@ -282,30 +287,15 @@ def bpb_table(scores: ScoreSet) -> Table:
 # -- Table 3: which normalization wins ------------------------------------------------------------
 
 
-def normalization_wins(accuracies: dict[str, float]) -> list[str]:
-    """Every normalization whose accuracy equals the best: each tied winner gets a win."""
-    best = max(accuracies.values())
-    return [norm for norm, accuracy in accuracies.items() if accuracy >= best - TIE_TOLERANCE]
-
-
-def _compared_norms(summaries: list[ScoreSummary]) -> list[str]:
-    """The normalizations every model has for a task (pmi only where all runs have pmi rows)."""
-    return [
-        norm
-        for norm in NORMALIZATIONS
-        if all(cf_method(norm).key in summary["methods"] for summary in summaries)
-    ]
-
-
 def table3(scores: ScoreSet) -> Table:
     wins_rows = {norm: [text_cell(norm)] for norm in NORMALIZATIONS}
     extra_rows = {label: [text_cell(label)] for label in ("OLMES choice", "Diff oracle", "Models")}
     records = []
     for task in scores.tasks:
-        summaries = [s for info in scores.models if (s := scores.get(info.name, task)) and _has_cf(s)]
-        compared = _compared_norms(summaries)
+        summaries = cf_summaries(scores, task)
+        compared = compared_norms(summaries)
         recommended = TASKS[task].recommended_norm
-        record = _task_wins(summaries, compared, recommended)
+        record = task_wins(summaries, compared, recommended)
         record.update(task=task, recommended_norm=recommended, compared_norms=compared)
         records.append(record)
         for norm in NORMALIZATIONS:
@@ -337,28 +327,6 @@ def table3(scores: ScoreSet) -> Table:
     )
 
 
-def _has_cf(summary: ScoreSummary) -> bool:
-    return any(method != MCF for method in summary["methods"])
-
-
-def _task_wins(summaries: list[ScoreSummary], compared: list[str], recommended: str) -> dict:
-    wins = dict.fromkeys(compared, 0)
-    gaps = []
-    for summary in summaries:
-        accuracies = {norm: summary["methods"][cf_method(norm).key]["accuracy"] for norm in compared}
-        for norm in normalization_wins(accuracies):
-            wins[norm] += 1
-        if recommended in accuracies:
-            gaps.append(max(accuracies.values()) - accuracies[recommended])
-    count = len(summaries)
-    return {
-        "models": [summary["model"] for summary in summaries],
-        "wins": wins,
-        "win_rate": {norm: wins[norm] / count for norm in compared} if count else {},
-        "diff_oracle": float(np.mean(gaps)) if gaps else None,
-    }
-
-
 # -- Table 8: MMLU macro vs micro -------------------------------------------------------------------
 
 
@@ -377,7 +345,7 @@ def table8(scores: ScoreSet) -> list[Table]:
 
 def _macro_micro_table(scores: ScoreSet, task: str) -> Table:
     cf = recommended_method(task)
-    header = ["Model", "CF macro", "CF micro", "MCF macro", "MCF micro", "Subjects", "Instances"]
+    header = ["Model", "MCF macro", "MCF micro", "CF macro", "CF micro", "Subjects", "Instances"]
     complete_rows, partial_rows, records = [], [], []
     for info in scores.models:
         summary = scores.get(info.name, task)
@@ -387,7 +355,7 @@ def _macro_micro_table(scores: ScoreSet, task: str) -> Table:
         row = [text_cell(info.display_name + (" (partial)" if summary["partial"] else ""))]
         mark = PARTIAL_MARK if summary["partial"] else ""
         subjects = 0
-        for method, label in ((cf, "cf"), (MCF, "mcf")):
+        for method, label in ((MCF, "mcf"), (cf, "cf")):  # the paper's column order
             stats = summary["methods"].get(method)
             macro = None if stats is None else stats["accuracy"]
             micro = None if stats is None else stats["micro_accuracy"]
@@ -414,7 +382,9 @@ def _macro_micro_table(scores: ScoreSet, task: str) -> Table:
 # -- the leaderboard: the rows the site shows -------------------------------------------------------
 
 
-def leaderboard_table(scores: ScoreSet, table4: Table, bootstrap: Table, flags: list[dict]) -> Table:
+def leaderboard_table(
+    scores: ScoreSet, table4: Table, bootstrap: Table, flags: list[dict], reported: bool = False
+) -> Table:
     """The leaderboard as data (:class:`~olmes.core.records.LeaderboardRow` records, in rank order): per
     model its rank and Table 4's average with its standard error, per task the OLMES score and what
     is shown beside it (standard error, formulation, CF and MCF accuracies, n, the models it is
@@ -423,6 +393,10 @@ def leaderboard_table(scores: ScoreSet, table4: Table, bootstrap: Table, flags: 
     Order: complete models (no partial result) first, by average, highest first; those without an
     average after them, by the mean of the scores they have; then by display name. Partial runs come
     last and are never ranked; a rank is the position among the models that have an average.
+
+    With ``reported``, the paper's Table 13 models join as reported rows (``kind`` and ``source`` on
+    every row): one ranking over both kinds, by average as above (a reported average is the printed
+    one, to one decimal); a reported row has no standard error and is tied with nothing.
     """
     averages = {record["model"]: record for record in table4.records}
     ties = _bootstrap_ties(bootstrap.records)
@@ -447,10 +421,14 @@ def leaderboard_table(scores: ScoreSet, table4: Table, bootstrap: Table, flags: 
             "partial": scores.model_is_partial(info.name), "average": average.get("Average"),
             "average_stderr": average.get("average_stderr"), "tasks": tasks,
         })  # fmt: skip
+    if reported:
+        for row in rows:
+            row.update(kind="evaluated", source=EVALUATED_SOURCE)
+        rows += reported_leaderboard_rows(scores.tasks)
     rows.sort(key=_rank_key)
     for position, row in enumerate(row for row in rows if row["average"] is not None):
         row["rank"] = position + 1
-    return _leaderboard_display(scores, rows)
+    return _leaderboard_display(scores, rows, reported)
 
 
 def _bootstrap_ties(records: list[dict]) -> dict[tuple[str, str], list[str]]:
@@ -494,13 +472,15 @@ def _rank_key(row: LeaderboardRow) -> tuple:
     return (row["partial"], average is None, -(average or 0.0), -mean_available, row["display_name"])
 
 
-def _leaderboard_display(scores: ScoreSet, rows: list[LeaderboardRow]) -> Table:
-    header = ["Model", "Rank", "Average", "s.e."] + [task_name(task) for task in scores.tasks]
-    short = ["Model", "Rank", "Average", "s.e."] + [task_short_name(task) for task in scores.tasks]
+def _leaderboard_display(scores: ScoreSet, rows: list[LeaderboardRow], reported: bool) -> Table:
+    kind_columns = ["Kind", "Source"] if reported else []
+    header = ["Model", *kind_columns, "Rank", "Average", "s.e."] + [task_name(task) for task in scores.tasks]
+    short = ["Model", *kind_columns, "Rank", "Average", "s.e."] + [task_short_name(t) for t in scores.tasks]
     groups: dict[bool, list[list[Cell]]] = {False: [], True: []}
     for row in rows:
         cells = [
             text_cell(row["display_name"] + (" (partial)" if row["partial"] else "")),
+            *([text_cell(row["kind"]), text_cell(row["source"])] if reported else []),
             Cell(None, MISSING) if row["rank"] is None else Cell(row["rank"], str(row["rank"])),
             percent_cell(row["average"]),
             percent_cell(row["average_stderr"]),
@@ -520,12 +500,20 @@ def _leaderboard_display(scores: ScoreSet, rows: list[LeaderboardRow]) -> Table:
         "JSON records add per task the standard error, formulation, CF and MCF accuracies, n, the models "
         "statistically tied with (paired bootstrap), the accuracy of guessing and the flags of the "
         "score's two formulations."
-    )
+    ) + (REPORTED_NOTE if reported else "")
     labelled = [(None, groups[False])] if groups[False] else []
     labelled += [(PARTIAL_GROUP, groups[True])] if groups[True] else []
     return Table(
-        "leaderboard", "Leaderboard", caption + " " + PARTIAL_NOTE, header, labelled, rows, latex_header=short
-    )
+        "leaderboard", "Leaderboard", caption + " " + PARTIAL_NOTE, header, labelled, rows,
+        latex_header=short, text_columns=1 + len(kind_columns),
+    )  # fmt: skip
+
+
+REPORTED_NOTE = (
+    f" Rows of kind 'reported' are copied from the {PAPER_SOURCE}, Table 13, not computed here: no "
+    f"standard error, never statistically tied with anything, {DAGGER} as the paper prints it; they are "
+    "ranked together with the evaluated rows by average (the paper's, to one decimal)."
+)
 
 
 # -- everything -------------------------------------------------------------------------------------
@@ -539,6 +527,7 @@ class TableInputs:
     scores: ScoreSet
     resamples: int = BOOTSTRAP_RESAMPLES
     seed: int = BOOTSTRAP_SEED
+    reported: bool = False  # the leaderboard adds the paper's reported rows
     built: dict[str, Table] = field(default_factory=dict)
     _flags: list[dict] | None = None
 
@@ -559,11 +548,13 @@ class TableBuilder:
 TABLE_BUILDERS = (
     TableBuilder(("table3_normalizations",), lambda given: [table3(given.scores)]),
     TableBuilder(("table4_olmes",), lambda given: [table4(given.scores)]),
-    TableBuilder(("table6_cf",), lambda given: [table6(given.scores)]),
-    TableBuilder(("table7_mcf",), lambda given: [table7(given.scores)]),
+    TableBuilder(CF_MCF_TABLE_KEYS, lambda given: cf_mcf_tables(given.scores)),
     TableBuilder(tuple(map(table8_key, SUBJECT_TASKS)), lambda given: table8(given.scores)),
+    TableBuilder(NORMALIZATION_LAYOUT_KEYS, lambda given: normalization_layout_tables(given.scores)),
+    TableBuilder(("cf_accuracy",), lambda given: [cf_accuracy_table(given.scores)]),
+    TableBuilder(("mcf_accuracy",), lambda given: [mcf_accuracy_table(given.scores)]),
     TableBuilder(
-        tuple(key for key, _, _ in NORMALIZATION_TABLES), lambda given: tables_9_to_12(given.scores)
+        tuple(key for key, _ in NORMALIZATION_TABLES), lambda given: normalization_tables(given.scores)
     ),
     TableBuilder(("near_ties",), lambda given: [near_ties_table(given.scores)]),
     TableBuilder(("bpb",), lambda given: [bpb_table(given.scores)]),
@@ -573,10 +564,18 @@ TABLE_BUILDERS = (
     TableBuilder(("table5_variants",), lambda given: [table5(given.scores)]),
     TableBuilder(("rotations",), lambda given: [rotations_table(given.scores)]),
     TableBuilder(
+        PAPER_CHECK_KEYS,
+        lambda given: paper_check_tables(given.scores, given.built["table5_variants"]),
+    ),
+    TableBuilder(
         ("leaderboard",),
         lambda given: [
             leaderboard_table(
-                given.scores, given.built["table4_olmes"], given.built["paired_bootstrap"], given.flags()
+                given.scores,
+                given.built["table4_olmes"],
+                given.built["paired_bootstrap"],
+                given.flags(),
+                given.reported,
             )
         ],
     ),
@@ -604,18 +603,26 @@ def _build_all(given: TableInputs) -> list[Table]:
 
 
 def build_tables(
-    scores: ScoreSet, out: str | Path, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+    scores: ScoreSet,
+    out: str | Path,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    reported: bool = False,
 ) -> list[Path]:
-    """Write every table, the figure data and ``index.json`` under ``out``; return the paths written."""
+    """Write every table, the figure data and ``index.json`` under ``out``; return the paths written.
+    ``reported`` adds the paper's reported rows to the leaderboard (:func:`leaderboard_table`)."""
     out = Path(out)
-    given = TableInputs(scores, resamples, seed)
+    given = TableInputs(scores, resamples, seed, reported)
     written = []
     for table in _build_all(given):
         written += write_table(table, out)
     written += write_figures(scores, out)
     written.append(write_flags(given.flags(), out))
     index = out / "index.json"
-    write_json_atomic(index, _index(scores, written, resamples, seed))
+    document = _index(scores, written, resamples, seed)
+    if reported:
+        document["reported"] = reported_input()
+    write_json_atomic(index, document)
     return [*written, index]
 
 

@@ -52,6 +52,8 @@ class Table:
     ``groups`` is a list of (label or None, rows); a labelled group is introduced by a rule and its
     label in LaTeX (CSV simply continues). ``align`` is the LaTeX column spec; ``text_columns`` the
     number of leading columns of text (names), the rest being numbers (alignment, sorting).
+    ``header_groups`` (label, number of columns), covering every column, is a header row above
+    ``latex_header`` in LaTeX (a task's name over its columns, as in the paper's layouts).
     """
 
     key: str
@@ -63,6 +65,7 @@ class Table:
     align: str = ""
     latex_header: list[str] | None = None
     text_columns: int = 1
+    header_groups: list[tuple[str, int]] | None = None
 
     @property
     def rows(self) -> Rows:
@@ -96,6 +99,7 @@ def table_json(table: Table) -> dict:
         "records": table.records,
         "values": value_rows(table.rows),
         "text_columns": table.text_columns,
+        "header_groups": table.header_groups,
     }
 
 
@@ -125,6 +129,7 @@ def table_latex(table: Table) -> str:
         rf"\label{{tab:olmes-{table.key.replace('_', '-')}}}",
         rf"\begin{{tabular}}{{{align}}}",
         r"\toprule",
+        *_latex_header_groups(table.header_groups or []),
         " & ".join(latex_escape(cell) for cell in table.latex_header or table.header) + r" \\",
         r"\midrule",
     ]
@@ -136,6 +141,20 @@ def table_latex(table: Table) -> str:
         lines += [" & ".join(latex_escape(cell) for cell in row) + r" \\" for row in display_rows(rows)]
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
     return "\n".join(lines)
+
+
+def _latex_header_groups(groups: list[tuple[str, int]]) -> list[str]:
+    """A header row of labels spanning their columns, each underlined by a \\cmidrule."""
+    if not groups:
+        return []
+    cells, rules, first = [], [], 1
+    for label, span in groups:
+        text = latex_escape(label)
+        cells.append(rf"\multicolumn{{{span}}}{{c}}{{{text}}}" if span > 1 else text)
+        if label:
+            rules.append(rf"\cmidrule(lr){{{first}-{first + span - 1}}}")
+        first += span
+    return [" & ".join(cells) + r" \\", " ".join(rules)]
 
 
 def write_table(table: Table, out: Path) -> list[Path]:

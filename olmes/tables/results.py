@@ -10,7 +10,7 @@ the hash the summary recorded. The small readers at the end take one number out 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -18,11 +18,12 @@ import yaml
 
 from olmes.core.errors import OlmesError
 from olmes.core.methods import cf_method
-from olmes.core.records import RotationsReport, ScoreSummary, read_score_summary
+from olmes.core.records import ModelIdentity, RotationsReport, ScoreSummary, read_score_summary
 from olmes.core.resources import file_sha256
 from olmes.requests.prompts import STANDARD_VARIANT
 from olmes.requests.tasks import TASKS
 from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, read_rotation_report
+from olmes.tables.render import PARTIAL_MARK
 
 # -- the models file --------------------------------------------------------------------------------
 
@@ -37,6 +38,7 @@ class ModelInfo:
     training_tokens: float | None = None
     checkpoint: str | None = None
     paper_model: str | None = None  # the OLMES paper model this one regenerates (olmes.tables.reported)
+    identity: ModelIdentity | None = None  # what the model is (olmes.logprobs.identity); None: not recorded
 
     @classmethod
     def from_record(cls, record: object, where: str = "model", *, other_keys: bool = False) -> ModelInfo:
@@ -57,6 +59,7 @@ class ModelInfo:
             training_tokens=_training_tokens(record.get("training_tokens"), where),
             checkpoint=None if record.get("checkpoint") is None else str(record["checkpoint"]),
             paper_model=_paper_model(record.get("paper_model"), where),
+            identity=_identity(record.get("identity"), where),
         )
 
     def entry(self) -> dict:
@@ -79,6 +82,26 @@ def _paper_model(value, where: str) -> str | None:
             f"one of: {', '.join(PAPER_MODELS)}"
         )
     return value
+
+
+def _identity(value, where: str) -> ModelIdentity | None:
+    """A model identity record: every field of :class:`olmes.core.records.ModelIdentity`, as text."""
+    if value is None:
+        return None
+    fields = ModelIdentity.__required_keys__
+    texts = isinstance(value, dict) and all(isinstance(item, str) for item in value.values())
+    if not texts or set(value) != fields:
+        raise OlmesError(f"{where}: identity must have exactly the text fields {sorted(fields)}")
+    return value
+
+
+def identity_of_runs(summaries: Iterable[ScoreSummary]) -> ModelIdentity | None:
+    """The identity the run records behind a model's summaries carry (None when none does)."""
+    for summary in summaries:
+        for entry in summary["inputs"].values():
+            if entry["run"] is not None and "identity" in entry["run"]:
+                return entry["run"]["identity"]
+    return None
 
 
 def read_models_file(path: str | Path) -> list[ModelInfo]:
@@ -219,6 +242,12 @@ def load_scores(
     extra = sorted({model for model, _ in summaries} - names)
     models = [info for info in listed if any(m == info.name for m, _ in summaries)]
     models += [ModelInfo.from_record({"name": name}) for name in extra]
+    models = [
+        info
+        if info.identity is not None
+        else replace(info, identity=identity_of_runs(s for (m, _), s in summaries.items() if m == info.name))
+        for info in models
+    ]
     tasks = [task for task in TASKS if any(t == task for _, t in summaries)]
     alone = sorted({key[0] for key in robustness} - {model for model, _ in summaries})
     if alone:
@@ -234,6 +263,18 @@ def load_scores(
 
 def task_name(task: str) -> str:
     return TASKS[task].display_name
+
+
+def task_short_name(task: str) -> str:
+    """Column label of the LaTeX tables, short as in the paper so ten tasks fit across a page."""
+    return TASKS[task].short_name
+
+
+PARTIAL_GROUP = "Partial runs (a limit or missing instances; not OLMES scores)"
+PARTIAL_NOTE = (
+    f"{PARTIAL_MARK} marks a partial result (a limit, or fewer instances than the standard); "
+    f"averages need all {len(TASKS)} tasks, none partial."
+)
 
 
 def recommended_method(task: str) -> str:

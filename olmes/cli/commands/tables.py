@@ -26,6 +26,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--resamples", type=positive_int, default=BOOTSTRAP_RESAMPLES, help="bootstrap resamples"
     )
+    parser.add_argument(
+        "--reported",
+        action="store_true",
+        help="add the OLMES paper's 40 models (Table 13) to the leaderboard table as reported rows",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         scores = load_scores(store.score_paths(args.store), args.models or store.model_infos(args.store))
     else:
         scores = load_scores(args.scores, args.models)
-    written = build_tables(scores, args.out, args.resamples, args.seed)
+    written = build_tables(scores, args.out, args.resamples, args.seed, args.reported)
     models, tasks = len(scores.models), len(scores.tasks)
     print(f"{len(written)} files for {models} model(s) x {tasks} task(s) -> {args.out}", file=sys.stderr)
     return 0

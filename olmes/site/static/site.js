@@ -77,6 +77,16 @@
     apply();
   }
 
+  /* A checkbox that shows or hides a table's reported rows (a class on the table, so that it and the
+     name filter, which sets row.hidden, never undo each other). */
+  function initReportedToggle(input) {
+    var table = document.getElementById(input.getAttribute("data-toggle-reported"));
+    if (!table) return;
+    function apply() { table.classList.toggle("hide-reported", !input.checked); }
+    input.addEventListener("change", apply);
+    apply();
+  }
+
   function renderCharts() {
     var charts = document.querySelectorAll(".chart[data-spec]");
     Array.prototype.forEach.call(charts, function (element) {
@@ -100,6 +110,7 @@
   document.addEventListener("DOMContentLoaded", function () {
     Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), initSortable);
     Array.prototype.forEach.call(document.querySelectorAll("input[data-filter-table]"), initFilter);
+    Array.prototype.forEach.call(document.querySelectorAll("input[data-toggle-reported]"), initReportedToggle);
   });
 
   window.OLMES = { renderCharts: renderCharts, sortTable: sortTable };
