@@ -23,6 +23,8 @@ import mmap
 import re
 import struct
 from collections import Counter
+from collections.abc import Iterable
+from functools import cache
 from pathlib import Path
 
 from olmes.core.errors import OlmesError
@@ -60,9 +62,11 @@ def _identity(
     }
 
 
+@cache
 def model_identity(resolved, dtype) -> ModelIdentity:
     """The identity of a resolved model spec (:class:`olmes.logprobs.models.ResolvedModel`) computed
-    in ``dtype``: what the run record carries."""
+    in ``dtype``: what the run record carries. Read once per process: a job's every run record (one per
+    request file) carries the same."""
     compute_dtype = str(dtype).removeprefix("torch.")
     gguf = _gguf_file(resolved)
     if gguf is not None:
@@ -253,6 +257,12 @@ def _hf_quantization(config) -> str:
         4 if config.get("load_in_4bit") else 8 if config.get("load_in_8bit") else None
     )
     return f"{method} {bits}-bit" if bits else method
+
+
+def recorded_identity(runs: Iterable[dict | None]) -> ModelIdentity | None:
+    """The identity the first of these run records that has one carries (None when none does: results
+    made before identities were recorded)."""
+    return next((run["identity"] for run in runs if run is not None and "identity" in run), None)
 
 
 def tuning_from_names(names) -> Tuning:

@@ -133,10 +133,11 @@ def _build_into(
     }
     env = environment()
     env.filters["display_name"] = lambda name: data.by_name[name].display_name  # a model's, by its name
-    env.filters["identity"] = lambda name: identity_line(_identities(data).get(name))  # what it is, one line
+    identities = {info.name: info.identity for info in data.scores.models}  # None where not recorded
+    env.filters["identity"] = lambda name: identity_line(identities.get(name))  # what it is, one line
     out = _SiteWriter(root, env, common)
     _write_overview_pages(out, data, has_checkpoints)
-    _write_model_pages(out, data)
+    _write_model_pages(out, data, identities)
     _write_reported_pages(out, data)
     _write_task_pages(out, data)
     out.file("downloads/leaderboard.csv", data.leaderboard_csv())
@@ -231,12 +232,7 @@ def _write_overview_pages(out: _SiteWriter, data: SiteData, has_checkpoints: boo
         out.page("paper-check.html", "paper_check.html")
 
 
-def _identities(data: SiteData) -> dict:
-    """Each evaluated model's identity (olmes.logprobs.identity), by name; None where not recorded."""
-    return {info.name: info.identity for info in data.scores.models}
-
-
-def _write_model_pages(out: _SiteWriter, data: SiteData) -> None:
+def _write_model_pages(out: _SiteWriter, data: SiteData, identities: dict) -> None:
     for model in data.models:
         out.page(
             f"models/{model.slug}.html",
@@ -246,7 +242,7 @@ def _write_model_pages(out: _SiteWriter, data: SiteData) -> None:
             comparisons=data.comparisons(model),
             reasons=data.partial_reasons(model.name),
             flags=data.flags(model.name),
-            identity=identity_facts(found) if (found := _identities(data).get(model.name)) else None,
+            identity=identity_facts(found) if (found := identities.get(model.name)) else None,
         )
 
 

@@ -43,7 +43,7 @@ from olmes.core.records import (
     records_bytes,
 )
 from olmes.core.resources import file_sha256
-from olmes.logprobs.identity import missing_qualifiers, qualified_name
+from olmes.logprobs.identity import missing_qualifiers, qualified_name, recorded_identity
 from olmes.requests.build import instance_rows, requests_of, task_instances
 from olmes.requests.prompts import STANDARD_VARIANT
 from olmes.requests.tasks import REQUEST_SETS, TASKS
@@ -395,8 +395,7 @@ def _fingerprint(model: str, items: list) -> str:
 def _identity(source: Source, items: list) -> ModelIdentity | None:
     """What the model is: as its run records say, else as the record it comes from says (another
     store's model.json); None when neither does (results made before identities were recorded)."""
-    found = [run["identity"] for item in items for run in item.runs if "identity" in run]
-    return found[0] if found else source.info.identity
+    return recorded_identity(run for item in items for run in item.runs) or source.info.identity
 
 
 def _check_display_name(source: Source, items: list) -> None:

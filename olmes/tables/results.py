@@ -20,6 +20,7 @@ from olmes.core.errors import OlmesError
 from olmes.core.methods import cf_method
 from olmes.core.records import ModelIdentity, RotationsReport, ScoreSummary, read_score_summary
 from olmes.core.resources import file_sha256
+from olmes.logprobs.identity import recorded_identity
 from olmes.requests.prompts import STANDARD_VARIANT
 from olmes.requests.tasks import TASKS
 from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, read_rotation_report
@@ -97,11 +98,7 @@ def _identity(value, where: str) -> ModelIdentity | None:
 
 def identity_of_runs(summaries: Iterable[ScoreSummary]) -> ModelIdentity | None:
     """The identity the run records behind a model's summaries carry (None when none does)."""
-    for summary in summaries:
-        for entry in summary["inputs"].values():
-            if entry["run"] is not None and "identity" in entry["run"]:
-                return entry["run"]["identity"]
-    return None
+    return recorded_identity(entry["run"] for summary in summaries for entry in summary["inputs"].values())
 
 
 def read_models_file(path: str | Path) -> list[ModelInfo]:
