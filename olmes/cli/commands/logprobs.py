@@ -13,14 +13,9 @@ import signal
 import sys
 from pathlib import Path
 
-import torch
-
 from olmes.core.errors import OlmesError
-from olmes.core.resources import cache_dir
-from olmes.logprobs.engine import DEFAULT_MAX_BATCH_TOKENS, GPU_MAX_BATCH_TOKENS
-from olmes.logprobs.models import DTYPES, SHORT_NAMES, prepare
+from olmes.logprobs.options import DEFAULT_MAX_BATCH_TOKENS, DTYPE_NAMES, GPU_MAX_BATCH_TOKENS, SHORT_NAMES
 from olmes.logprobs.placement import SPLIT_MODES, WEIGHTS_SHARE
-from olmes.logprobs.runner import score_files
 
 NAME = "logprobs"
 HELP = "score request files with a causal LM: log P(continuation | context) per request, as Parquet"
@@ -52,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dtype",
         default="auto",
-        choices=["auto", *DTYPES],
+        choices=["auto", *DTYPE_NAMES],
         help="weights/activations precision (default: the model's own; float32 for GGUF)",
     )
     parser.add_argument("--device", help="torch device (default: cuda when present, else cpu)")
@@ -66,7 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--gpu-memory",
         type=_positive_float,
-        help=f"GB of each GPU the weights may take (default: {WEIGHTS_SHARE:.0%} of its memory; "
+        # argparse %-formats help: the percent sign is doubled
+        help=f"GB of each GPU the weights may take (default: {WEIGHTS_SHARE:.0%}% of its memory; "
         "the rest is for activations)",
     )
     parser.add_argument(
@@ -112,6 +108,12 @@ def _terminated(signum, _frame) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import torch  # the models extra: imported here so that a light install still shows the help
+
+    from olmes.core.resources import cache_dir
+    from olmes.logprobs.models import prepare
+    from olmes.logprobs.runner import score_files
+
     signal.signal(signal.SIGTERM, _terminated)
     if args.threads is not None:
         torch.set_num_threads(args.threads)

@@ -1,0 +1,13 @@
+"""What the model-running commands offer, stated without torch.
+
+``olmes logprobs`` builds its command line, and the config check knows the short names, from these
+facts alone, so that a light install (without ``olmes[models]``) can show the help and check a
+config; :mod:`olmes.logprobs.models` and :mod:`olmes.logprobs.engine` use the same values.
+"""
+
+from __future__ import annotations
+
+SHORT_NAMES = ("smollm2-135m", "gemma3-270m")  # embedded models, fetched from PyPI by name
+DTYPE_NAMES = ("float32", "float16", "bfloat16")  # torch dtypes of the same names
+DEFAULT_MAX_BATCH_TOKENS = 512  # tokens forwarded per model call on a CPU
+GPU_MAX_BATCH_TOKENS = 8192  # and on a GPU
