@@ -22,6 +22,7 @@ import pandas as pd
 from olmes.cli.main import main as olmes
 from olmes.core.errors import OlmesError
 from olmes.store import publish as store
+from olmes.store.blobs import model_logprob_file
 from olmes.tables.results import ModelInfo
 
 
@@ -54,7 +55,7 @@ def rescore(root: Path, model: str, work: Path) -> None:
         inputs = []
         for request_set in entry["requests_sha256"]:
             name = f"{task}.{request_set}.parquet"
-            frame = pd.read_parquet(source / "logprobs" / name)
+            frame = pd.read_parquet(model_logprob_file(root, model, task, request_set))
             if "num_bytes" not in frame.columns:
                 frame = with_bytes(frame, task, request_set, entry["limit"])
             frame.to_parquet(logprobs / name, index=False)
@@ -70,6 +71,13 @@ def rescore(root: Path, model: str, work: Path) -> None:
     (work / "models.json").write_text(json.dumps({"models": [info]}), encoding="utf-8")
 
 
+def layout(root: Path, model: str) -> str:
+    """Where the model's log-prob files are now (olmes publish --logprobs): a model whose files are in
+    its folder (in git) keeps them there."""
+    in_tree = any((root / "models" / model / "logprobs").glob("*.parquet"))
+    return "in-store" if in_tree else "external"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model")
@@ -81,7 +89,8 @@ def main() -> int:
         except OlmesError as error:
             print(f"rescore_store: error: {error}", file=sys.stderr)
             return 2
-        return olmes(["publish", args.model, "--from", work, "--store", str(args.store), "--replace"])
+        where = ["--logprobs", layout(args.store, args.model)]
+        return olmes(["publish", args.model, "--from", work, "--store", str(args.store), "--replace", *where])
 
 
 if __name__ == "__main__":

@@ -81,11 +81,12 @@ def test_pages_build_from_a_fresh_clone_shows_every_store_model(pages_site) -> N
 
 def test_pages_files_have_the_users_umask(pages_site) -> None:
     site = pages_site["site"]
-    files = [site / "index.html", *site.glob("tasks/*"), *site.glob("downloads/tables/*.csv")]
+    tasks = list((site / "tasks").rglob("*"))  # the task pages and their data files, in folders
+    files = [site / "index.html", *(p for p in tasks if p.is_file()), *site.glob("downloads/tables/*.csv")]
     assert files
     for path in files:
         assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
-    for path in [site, site / "tasks", site / "downloads"]:
+    for path in [site, site / "tasks", site / "downloads", *(p for p in tasks if p.is_dir())]:
         assert stat.S_IMODE(path.stat().st_mode) == 0o755, path
 
 

@@ -21,6 +21,7 @@ from olmes.core.records import olmes_score, write_records, write_run_record
 from olmes.logprobs.runner import hardware, write_parquet
 from olmes.requests.tasks import TASKS, get_task
 from olmes.scoring import score as scoring
+from olmes.store import blobs
 from olmes.store import publish as store
 from olmes.tables import paper as tables
 from olmes.tables.results import load_scores
@@ -204,11 +205,12 @@ def test_files_get_the_users_umask(tmp_path) -> None:
     for path in [
         root / "store.json",
         root / "models/M1/model.json",
+        root / ".gitignore",
         *root.glob("tasks/*"),
         *root.rglob("*.parquet"),
     ]:
         assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
-    for path in [root / "models", root / "models/M1", root / "models/M1/scores"]:
+    for path in [root / "models", root / "models/M1", root / "models/M1/scores", root / "blobs"]:
         assert stat.S_IMODE(path.stat().st_mode) == 0o755, path
 
 
@@ -244,7 +246,10 @@ def test_committed_accuracies_recompute_from_their_logprobs() -> None:
     for source in store.sources(root):
         for task in source.tasks():
             summary = json.loads((source.scores / f"{task}.scores.json").read_text())
-            files = {name: source.logprobs / f"{task}.{name}.parquet" for name in summary["inputs"]}
+            files = {
+                name: blobs.logprob_file(root, source.logprobs, f"{task}.{name}.parquet", entry["sha256"])
+                for name, entry in summary["inputs"].items()
+            }
             inputs = {f"{name}_path": path for name, path in files.items()}
             _, again = scoring.score_task(source.model, **inputs, limit=summary["limit"])
             assert again["methods"] == summary["methods"], (source.model, task)
@@ -337,8 +342,11 @@ def test_robustness_results_join_their_model_and_survive_its_replacement(tmp_pat
         f"{TASK}.cf.parquet.run.json", f"{TASK}.mcf.parquet.run.json", f"{TASK}.pmi.parquet.run.json",
         f"{TASK}.scores.json",
     ]  # fmt: skip
-    assert (folder / "rotations" / f"{TASK}.rotations.json").is_file()
-    assert (folder / "rotations" / f"{TASK}.mcf_rot.parquet").is_file()
+    report = json.loads((folder / "rotations" / f"{TASK}.rotations.json").read_text())
+    rotated = f"{TASK}.mcf_rot.parquet"
+    assert (folder / "rotations" / f"{rotated}.run.json").is_file()  # in the model folder; the log-probs:
+    sha256 = report["inputs"]["mcf_rot"]["sha256"]
+    assert blobs.logprob_file(leaderboard, folder / "rotations", rotated, sha256).name == f"{sha256}.parquet"
     record = store.read_model_record(leaderboard, "M1")
     assert record["robustness"]["var1"][TASK]["instances"] == 7 and record["tasks"][TASK]["instances"] == 500
     code, err = publish_cli("--from", str(robustness), "--store", str(leaderboard), "--robustness-only")

@@ -18,9 +18,11 @@ from olmes.core.methods import cf_method
 from olmes.core.records import SCORES_FORMAT
 from olmes.requests.tasks import TASKS
 from olmes.scoring import score as scoring
+from olmes.scoring.flags import chance_accuracy
 from olmes.site import inputs
 from olmes.tables import bootstrap, figures, render, results
 from olmes.tables import paper as tables
+from olmes.tables.digest import PredictionDigest
 from tests.helpers import compile_latex, instance_rows, write
 
 
@@ -179,8 +181,10 @@ def test_leaderboard_ranks_ties_chance_and_flags():
     names = {"a": "Alpha", "b": "Beta", "e": "Echo", "f": "Bravo", "p": "Partial", "c": "C", "d": "D"}
     scores = make_scores(summaries, [results.ModelInfo(name, display) for name, display in names.items()])
     frame = pd.DataFrame({"method": ["mcf"] * 4 + ["cf_char"] * 4, "num_choices": [2, 2, 2, 4] * 2})
-    for key in scores.summaries:  # the predictions behind each cell: chance = (3 x 1/2 + 1/4) / 4
-        scores._predictions[key] = frame
+    chance = chance_accuracy(frame)  # of the predictions behind each cell: (3 x 1/2 + 1/4) / 4
+    none = np.array([], dtype=np.int64)
+    for key in scores.summaries:
+        scores._digests[key] = PredictionDigest(chance, [], none, b"[]", None, [], none.astype(bool))
     pairs = [("piqa", "b", "a", True), ("piqa", "a", "c", False), ("boolq", "b", "e", None)]
     boot = render.Table("paired_bootstrap", "", "", [], [], [
         {"task": task, "higher": higher, "lower": lower, "tied": tied} for task, higher, lower, tied in pairs

@@ -1,9 +1,11 @@
 """The ``olmes`` command line: one subcommand per pipeline stage, each a module in ``olmes.cli.commands``.
 
-A command module defines ``NAME`` (equal to its module name), ``HELP``, ``add_arguments(parser)``
+A command module defines ``NAME`` (its module name, with ``-`` for ``_``), ``HELP``, ``add_arguments(parser)``
 and ``run(args) -> int``. Only the module of the command being run is imported, so that
-``olmes requests`` does not pay for importing torch. Errors meant for users are
-:class:`olmes.core.errors.OlmesError`: printed on one line, exit status 2.
+``olmes requests`` does not pay for importing torch; a module imports the packages of an extra
+(``olmes[models]``: torch, transformers, ...) inside ``run``, so that the light install shows every
+command's help, and a command run without its extra says in one line what to install (exit status 2).
+Errors meant for users are :class:`olmes.core.errors.OlmesError`: printed on one line, exit status 2.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import sys
 
 import olmes.cli.commands
 from olmes import __version__
+from olmes.cli.extras import install_hint
 from olmes.core.errors import OlmesError
 
 
@@ -25,8 +28,9 @@ def _command_names() -> list[str]:
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of one command when it is known, else of all (for help and error messages)."""
     names = _command_names()
-    if command in names:
-        names = [command]
+    module_name = command.replace("-", "_") if command else None
+    if module_name in names:
+        names = [module_name]
     parser = argparse.ArgumentParser(prog="olmes", description="OLMES evaluation pipeline")
     parser.add_argument("--version", action="version", version=f"olmes {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -44,6 +48,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser(command).parse_args(argv)
     try:
         return args.handler(args)
+    except ModuleNotFoundError as error:
+        hint = install_hint(args.command, error)
+        if hint is None:
+            raise
+        print(f"olmes: error: {hint}", file=sys.stderr)
+        return 2
     except OlmesError as error:
         print(f"olmes: error: {error}", file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@ row against that declaration and name the file and line of the first bad one, so
 foreign file is one clear error, never a silent wrong score.
 """
 
+import functools
 import gzip
 import json
 import os
@@ -27,6 +28,8 @@ ROTATIONS_FORMAT = "olmes.rotations/1"
 REPRODUCTION_FORMAT = "olmes.reproduction/1"
 STORE_FORMAT = "olmes.store/1"
 """The results store: its folder layout, ``store.json`` and every ``model.json`` in it."""
+SITE_MANIFEST_FORMAT = "olmes.site-manifest/1"
+"""A site's ``olmes-manifest.json``: what each of its per-model data files was made from."""
 
 Formulation = Literal["cf", "mcf"]
 
@@ -284,6 +287,41 @@ class ModelRecord(TypedDict):
     robustness: NotRequired[dict[str, dict[str, StoredTask]]]  # by variant or "rotations", then task
 
 
+class StoreRecord(TypedDict):
+    """``<store>/store.json``: what marks a folder as a results store."""
+
+    format: str
+    # where ``olmes fetch-logprobs`` finds the store's external log-prob files (olmes.store.blobs)
+    logprob_hosts: NotRequired[list[str]]
+
+
+class SiteDataSource(TypedDict):
+    """What one model x task data file of the site's instance browser is made from: if all of it is
+    unchanged, a rebuild copies the file from the previous site (``olmes.site.build``)."""
+
+    model: str
+    task: str
+    predictions_sha256: str  # as the model's score summary records it
+    instances_sha256: str | None  # the task's instance file (its gold answers are checked)
+    olmes_version: str
+    data_format: int  # olmes.site.build.BROWSER_DATA_FORMAT
+
+
+class SiteDataFile(TypedDict):
+    """One data file of the site: its SHA-256 and its sources."""
+
+    sha256: str
+    source: SiteDataSource
+
+
+class SiteManifest(TypedDict):
+    """``olmes-manifest.json`` of a site (``olmes site``): its per-model data files by path."""
+
+    format: str
+    olmes_version: str
+    data_files: dict[str, SiteDataFile]
+
+
 class TaskFlag(TypedDict):
     """A sign that a model x task result went wrong (:func:`olmes.scoring.flags.task_flags`)."""
 
@@ -513,7 +551,7 @@ def _checked(record: Any, kind: type[Record], where: str) -> Record:
 
 def _problem(record: dict, kind: type) -> tuple[str, str | None] | None:
     """(dotted field, what it should be; None when missing) of the first bad field of a record."""
-    for field, annotation in typing.get_type_hints(kind).items():
+    for field, annotation in _fields(kind).items():
         if field not in record:
             if field in kind.__required_keys__:
                 return field, None
@@ -523,6 +561,13 @@ def _problem(record: dict, kind: type) -> tuple[str, str | None] | None:
                 return f"{field}.{inner[0]}", inner[1]
             return field, _describe(annotation)
     return None
+
+
+@functools.cache
+def _fields(kind: type) -> dict[str, Any]:
+    """A record's fields and their annotations (resolved once per record type: a store of 500 models
+    has thousands of documents to check)."""
+    return typing.get_type_hints(kind)
 
 
 def _inner_problem(value: Any, annotation: Any) -> tuple[str, str | None] | None:

@@ -27,15 +27,20 @@ def task_flags(summary: ScoreSummary, predictions: pd.DataFrame) -> list[TaskFla
     below = _below_chance(summary, predictions)
     if below is not None:
         flags.append(below)
-    for method, rows in predictions.groupby("method", sort=False):
-        flags += _method_flags(str(method), rows)
+    methods = predictions["method"].to_numpy(dtype=object)
+    columns = {name: predictions[name].to_numpy() for name in ("prediction", "label", "near_tie", "nonfinite")
+               if name in predictions}  # fmt: skip
+    for method in pd.unique(methods):
+        rows = methods == method
+        flags += _method_flags(str(method), {name: values[rows] for name, values in columns.items()})
     return flags
 
 
 def chance_accuracy(predictions: pd.DataFrame) -> float:
     """The accuracy of guessing uniformly: the mean over instances of 1 / number of choices."""
-    first = predictions[predictions["method"] == predictions["method"].iloc[0]]
-    return float(np.mean(1.0 / first["num_choices"].to_numpy(dtype=float)))
+    methods = predictions["method"].to_numpy(dtype=object)
+    first = methods == methods[0]
+    return float(np.mean(1.0 / predictions["num_choices"].to_numpy(dtype=float)[first]))
 
 
 def _below_chance(summary: ScoreSummary, predictions: pd.DataFrame) -> TaskFlag | None:
@@ -57,18 +62,20 @@ def _below_chance(summary: ScoreSummary, predictions: pd.DataFrame) -> TaskFlag 
     return None
 
 
-def _method_flags(method: str, rows: pd.DataFrame) -> list[dict]:
+def _method_flags(method: str, rows: dict[str, np.ndarray]) -> list[dict]:
+    """The flags of one method's rows (columns as arrays: prediction, label, near_tie, nonfinite)."""
     flags, label = [], get_method(method).label
-    n = len(rows)
-    shares = rows["prediction"].value_counts(normalize=True)
-    if n > 1 and shares.iloc[0] > ONE_ANSWER_SHARE:
-        choice = int(shares.index[0])
+    n = len(rows["prediction"])
+    counts = np.bincount(rows["prediction"])
+    choice = int(np.argmax(counts))
+    share = counts[choice] / n
+    if n > 1 and share > ONE_ANSWER_SHARE:
         answer = f"letter {chr(65 + choice)}" if get_method(method).is_mcf else f"choice {choice + 1}"
         flags.append(
             {
                 "code": "one_answer",
                 "method": method,
-                "message": f"{label} answers {answer} for {100 * shares.iloc[0]:.0f}% of the "
+                "message": f"{label} answers {answer} for {100 * share:.0f}% of the "
                 f"{n} instances (gold has it for {100 * float(np.mean(rows['label'] == choice)):.0f}%)",
             }
         )

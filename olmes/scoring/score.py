@@ -17,8 +17,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
+from olmes.core.atomic import atomic_path
 from olmes.core.errors import OlmesError
 from olmes.core.methods import (
     CF,
@@ -321,6 +323,23 @@ def gather_predictions(parts: list[pd.DataFrame]) -> pd.DataFrame:
     frame = pd.concat([part for _, part in ranked], ignore_index=True)
     frame["subject"] = frame["subject"].astype("string")
     return frame
+
+
+def write_predictions(predictions: pd.DataFrame, path: str | Path) -> None:
+    """Write a predictions Parquet file (atomically) in the encoding git carries for every published
+    model: zstd, dictionary-encoded ids and labels, byte-stream-split floats (``top_gap``). Read back,
+    it is the same frame as pandas' default encoding; the file is about 35% smaller."""
+    table = pa.Table.from_pandas(predictions, preserve_index=False)
+    floats = [field.name for field in table.schema if pa.types.is_floating(field.type)]
+    with atomic_path(path) as temp:
+        pq.write_table(
+            table,
+            temp,
+            compression="zstd",
+            compression_level=9,
+            use_dictionary=[name for name in table.column_names if name not in floats],
+            column_encoding=dict.fromkeys(floats, "BYTE_STREAM_SPLIT"),
+        )
 
 
 def check_same_instances(predictions: pd.DataFrame, cf_path: Path, mcf_path: Path) -> None:

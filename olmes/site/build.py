@@ -13,29 +13,39 @@ build leaves the previous site untouched and a finished one has no stale pages.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from collections.abc import Iterable
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from olmes import __version__
 from olmes.core.atomic import atomic_dir, write_text_atomic
 from olmes.core.errors import OlmesError
-from olmes.core.methods import METHODS
+from olmes.core.methods import METHODS, cf_method
+from olmes.core.records import (
+    SITE_MANIFEST_FORMAT,
+    SiteDataFile,
+    SiteDataSource,
+    SiteManifest,
+    read_format,
+)
 from olmes.logprobs.identity import identity_facts, identity_line
 from olmes.requests.tasks import TASKS
 from olmes.scoring.score import NEAR_TIE_NATS
 from olmes.site import charts
 from olmes.site.filters import FILTERS
 from olmes.site.inputs import load_requests, load_site_scores, read_reproduction
-from olmes.site.pages import SiteData
+from olmes.site.pages import SiteData, subject_table, subjects_csv
 from olmes.site.reported import paper_sections
 from olmes.tables.paper import table8_key
 from olmes.tables.render import DAGGER, MISSING, PARTIAL_MARK
 from olmes.tables.reported import PAPER_SOURCE, PAPER_URL
 
 MARKER = ".olmes-site"
+MANIFEST = "olmes-manifest.json"  # what the per-model data files are made from (SiteManifest)
 STATIC_FILES = (
     "style.css",
     "site.js",
@@ -69,6 +79,7 @@ def environment():
         TASKS=TASKS,
         tasks_by_norm=_tasks_by_norm(),
         PAPER_SOURCE=PAPER_SOURCE,
+        TOP_MODELS=charts.TOP_MODELS,
     )
     return env
 
@@ -89,16 +100,20 @@ def build_site(
     models_file: str | Path | list | None = None,
     title: str = "OLMES leaderboard",
     reproduction: Iterable[str | Path] = (),
-) -> list[Path]:
-    """Build the whole site into ``out`` (replaced as a whole); return the files written."""
+) -> SiteBuild:
+    """Build the whole site into ``out`` (replaced as a whole); return the files written. The
+    instance browser's per-model data files of an olmes site already in ``out`` are reused where
+    their sources are unchanged (its manifest, ``olmes-manifest.json``, records them)."""
     out = Path(out)
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).exists())):
         raise OlmesError(
             f"{out} exists and is not an olmes site (no {MARKER}); choose an empty or new folder"
         )
+    data_files = _DataFiles(out, _previous_data_files(out))
     with atomic_dir(out, "building") as staging:
         written = _build_into(
             staging,
+            data_files,
             list(scores_paths),
             tables_dir,
             list(request_paths),
@@ -106,11 +121,26 @@ def build_site(
             title,
             [read_reproduction(path) for path in reproduction],
         )
-    return [out / path.relative_to(staging) for path in written]
+    return SiteBuild([out / path.relative_to(staging) for path in written], data_files.reused)
+
+
+@dataclass
+class SiteBuild:
+    """What ``build_site`` wrote: every file, and which data files it copied from the previous site."""
+
+    files: list[Path]
+    reused: list[str]  # relative to the site
 
 
 def _build_into(
-    root: Path, scores_paths, tables_dir, request_paths, models_file, title, reproduction: list[dict]
+    root: Path,
+    data_files: _DataFiles,
+    scores_paths,
+    tables_dir,
+    request_paths,
+    models_file,
+    title,
+    reproduction: list[dict],
 ) -> list[Path]:
     tables_out = root / "downloads" / "tables"
     scores, tables = load_site_scores(
@@ -139,7 +169,8 @@ def _build_into(
     _write_overview_pages(out, data, has_checkpoints)
     _write_model_pages(out, data, identities)
     _write_reported_pages(out, data)
-    _write_task_pages(out, data)
+    _write_task_pages(out, data, data_files)
+    out.file(MANIFEST, data_files.manifest())
     out.file("downloads/leaderboard.csv", data.leaderboard_csv())
     out.file("downloads/leaderboard.json", data.leaderboard_json())
     out.written += _copy_static(root)
@@ -197,14 +228,19 @@ def _write_overview_pages(out: _SiteWriter, data: SiteData, has_checkpoints: boo
     weakest_first = [m.display_name for m in reversed(data.models) if not m.partial] + [
         m.display_name for m in reversed(data.models) if m.partial
     ]
+    ranking = [m.display_name for m in data.models]  # strongest first: who a chart draws first
     out.page("index.html", "leaderboard.html", rows=data.leaderboard_rows())
     out.page("normalization.html", "normalization.html")
     figure2 = charts.figure2_spec(
-        tables.figures.get("figure2_cf_vs_mcf", []), weakest_first, task_names, data.chance()
+        tables.figures.get("figure2_cf_vs_mcf", []), weakest_first, task_names, data.chance(), ranking
     )
-    out.page("cf-vs-mcf.html", "cf_mcf.html", figure2=figure2)
+    out.page("cf-vs-mcf.html", "cf_mcf.html", figure2=_chart_data(out, "figure2", figure2))
     for task in data.subject_tasks():
         columns, subject_rows, chart_rows = data.subjects(task)
+        chart = _chart_data(out, f"{task}-subjects", charts.subjects_spec(chart_rows, ranking))
+        if chart is not None:
+            out.file(f"downloads/{task}_subjects.csv", subjects_csv(columns, subject_rows))
+            columns, subject_rows = subject_table(columns, subject_rows, chart.shown)
         out.page(
             f"{task}.html",
             "subjects.html",
@@ -212,24 +248,28 @@ def _write_overview_pages(out: _SiteWriter, data: SiteData, has_checkpoints: boo
             table8_key=table8_key(task),
             columns=columns,
             subject_rows=subject_rows,
-            subjects_chart=charts.subjects_spec(chart_rows),
+            subjects_chart=chart,
         )
     if has_checkpoints:
-        out.page(
-            "checkpoints.html",
-            "checkpoints.html",
-            figure1=charts.figure1_spec(tables.figures["figure1_checkpoints"], task_names),
-        )
-    out.page(
-        "robustness.html",
-        "robustness.html",
-        letter_bias=charts.letter_bias_spec(tables.figures["letter_bias"]),
-    )
+        figure1 = charts.figure1_spec(tables.figures["figure1_checkpoints"], task_names, ranking)
+        out.page("checkpoints.html", "checkpoints.html", figure1=_chart_data(out, "figure1", figure1))
+    letter_bias = charts.letter_bias_spec(tables.figures["letter_bias"], ranking)
+    out.page("robustness.html", "robustness.html", letter_bias=_chart_data(out, "letter-bias", letter_bias))
     out.page("methods.html", "methods.html", bootstrap=tables.index.get("bootstrap", {}))
     if out.common["reproduction"]:
         out.page("reproduction.html", "reproduction.html")
     if _paper_checked(data):
         out.page("paper-check.html", "paper_check.html")
+
+
+def _chart_data(
+    out: _SiteWriter, chart_id: str, chart: charts.PickableChart | None
+) -> charts.PickableChart | None:
+    """Write ``charts/<chart_id>.js``, the rows of the models a reader can add to the chart (when
+    there are any), and return the chart for its page."""
+    if chart is not None and chart.others:
+        out.file(f"charts/{chart_id}.js", chart.data_script(chart_id))
+    return chart
 
 
 def _write_model_pages(out: _SiteWriter, data: SiteData, identities: dict) -> None:
@@ -252,35 +292,131 @@ def _write_reported_pages(out: _SiteWriter, data: SiteData) -> None:
         out.page(model.page, "reported.html", model=model, sections=paper_sections(model.name), url=PAPER_URL)
 
 
-BROWSER_PIECE_BYTES = 2_000_000
+BROWSER_PIECE_BYTES = 500_000
+"""About the size of each instances script: the first is all a task page loads before its first screen."""
+BROWSER_DATA_FORMAT = 1
+"""The layout of the browser's data files: a change that alters them for the same inputs bumps it."""
+DEFAULT_PICKS = 3
+"""How many models the instance browser shows at first: the task's best complete runs."""
+SCORES_OPEN_ROWS = 20
+"""A task page's score table is open up to this many models; with more it is folded (a 500-row table
+alone takes the browser most of a second to lay out, before the page's first render)."""
 
 
-def _write_task_pages(out: _SiteWriter, data: SiteData) -> None:
-    """Each task's page and its instance browser's data (script files: no fetch on file://)."""
+class _DataFiles:
+    """The per-model data files of the instance browser: each made anew, or copied from the previous
+    site when the manifest there shows it was made from the same sources (and it is intact)."""
+
+    def __init__(self, previous_root: Path, previous: dict[str, SiteDataFile]):
+        self.previous_root, self.previous = previous_root, previous
+        self.entries: dict[str, SiteDataFile] = {}
+        self.reused: list[str] = []
+
+    def write(self, out: _SiteWriter, relative: str, source: SiteDataSource, make) -> None:
+        """``relative`` in ``out``: the previous site's copy when its sources are ``source``, else
+        ``make()``; recorded for the manifest."""
+        content = self._previous_copy(relative, source)
+        if content is not None:
+            target = out.root / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+            out.written.append(target)
+            self.reused.append(relative)
+        else:
+            text = make()
+            out.file(relative, text)
+            content = text.encode()
+        self.entries[relative] = {"sha256": hashlib.sha256(content).hexdigest(), "source": source}
+
+    def _previous_copy(self, relative: str, source: SiteDataSource) -> bytes | None:
+        """The previous site's file at ``relative`` when it was made from ``source`` and is intact."""
+        old, path = self.previous.get(relative), self.previous_root / relative
+        if old is None or old["source"] != source or not path.is_file():
+            return None
+        content = path.read_bytes()
+        return content if hashlib.sha256(content).hexdigest() == old["sha256"] else None
+
+    def manifest(self) -> str:
+        document: SiteManifest = {
+            "format": SITE_MANIFEST_FORMAT,
+            "olmes_version": __version__,
+            "data_files": self.entries,
+        }
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _previous_data_files(out: Path) -> dict[str, SiteDataFile]:
+    """The data files the olmes site already in ``out`` lists in its manifest; none when ``out`` holds
+    no olmes site or its manifest is missing, of another format or unreadable (all are made anew)."""
+    path = out / MANIFEST
+    if not (out / MARKER).is_file() or not path.is_file():
+        return {}
+    try:
+        return read_format(path, SiteManifest, SITE_MANIFEST_FORMAT, "rebuilt")["data_files"]
+    except OlmesError:
+        return {}
+
+
+def _write_task_pages(out: _SiteWriter, data: SiteData, data_files: _DataFiles) -> None:
+    """Each task's page and its instance browser's data: the instances in pieces, one file per model
+    (script files, since browsers refuse fetch on file://), loaded only when a reader picks the model."""
     for task in data.tasks:
-        browser = data.browser_data(task)
-        data_files = []
-        for number, text in enumerate(browser_data_scripts(browser)):
-            data_files.append(f"{task}.data.js" if number == 0 else f"{task}.data-{number}.js")
-            out.file(f"tasks/{data_files[-1]}", text)
+        instances = data.browser_instances(task)
+        instance_files = []
+        for number, text in enumerate(instance_scripts(instances)):
+            instance_files.append(f"{task}/instances-{number}.js")
+            out.file(f"tasks/{instance_files[-1]}", text)
+        models = _write_model_data(out, data, data_files, task)
+        methods = data.task_methods(task)
+        browser = {
+            "task": task,
+            "recommended": cf_method(data.task_specs[task].recommended_norm).key,
+            "methods": methods,
+            "method_labels": {method: METHODS[method].label for method in methods},
+            "near_tie_nats": NEAR_TIE_NATS,
+            "instance_files": instance_files,
+            "subjects": sorted({item["s"] for item in instances if "s" in item}),
+            "models": models,
+            "picked": [model["name"] for model in models if not model["partial"]][:DEFAULT_PICKS],
+        }
         out.page(
             f"tasks/{task}.html",
             "task.html",
             task=task,
             facts=data.task_facts(task),
             score_rows=data.task_score_rows(task),
-            methods=data.task_methods(task),
+            methods=methods,
             prompts=data.prompt_blocks(task),
-            n_instances=len(browser["instances"]),
-            data_files=data_files,
+            n_instances=len(instances),
+            browser=browser,
+            scores_open_rows=SCORES_OPEN_ROWS,
         )
 
 
-def browser_data_scripts(browser: dict, piece_bytes: int = BROWSER_PIECE_BYTES) -> list[str]:
-    """The browser's data as scripts of about ``piece_bytes`` each: the first sets
-    ``window.OLMES_TASK_DATA`` (predictions and the first instances), the others append instances.
-    MMLU's 14,042 instances would be one file of several MB; no file a page loads is over 5 MB."""
-    instances = browser["instances"]
+def _write_model_data(out: _SiteWriter, data: SiteData, data_files: _DataFiles, task: str) -> list[dict]:
+    """The data file of each model scored on the task; the models as the picker lists them, each with
+    its ``file`` (relative to the task page)."""
+    models = data.browser_models(task)
+    for model in models:
+        model["file"] = f"{task}/models/{model.pop('slug')}.js"
+        source: SiteDataSource = {
+            **data.browser_model_source(model["name"], task),
+            "olmes_version": __version__,
+            "data_format": BROWSER_DATA_FORMAT,
+        }
+        data_files.write(
+            out,
+            f"tasks/{model['file']}",
+            source,
+            lambda name=model["name"]: model_script(name, data.browser_model_data(name, task)),
+        )
+    return models
+
+
+def instance_scripts(instances: list[dict], piece_bytes: int = BROWSER_PIECE_BYTES) -> list[str]:
+    """A task's instances as scripts of about ``piece_bytes`` each, in order; script ``n`` runs
+    ``OLMES_BROWSER.addInstances(n, [...])``. MMLU's 14,042 instances are several MB: a page draws
+    its first screen from the first piece and loads the others after."""
     pieces, piece, size = [], [], 0
     for item in instances:
         text = json.dumps(item, ensure_ascii=False, separators=(",", ":"))
@@ -290,12 +426,13 @@ def browser_data_scripts(browser: dict, piece_bytes: int = BROWSER_PIECE_BYTES) 
         piece.append(text)
         size += len(text.encode()) + 1
     pieces.append(piece)
-    head = json.dumps({**browser, "instances": []}, ensure_ascii=False, separators=(",", ":"))
-    scripts = [f"window.OLMES_TASK_DATA = {head};\n"]
-    scripts[0] += f"window.OLMES_TASK_DATA.instances.push({','.join(pieces[0])});\n"
-    for piece in pieces[1:]:
-        scripts.append(f"window.OLMES_TASK_DATA.instances.push({','.join(piece)});\n")
-    return scripts
+    return [f"OLMES_BROWSER.addInstances({n},[{','.join(piece)}]);\n" for n, piece in enumerate(pieces)]
+
+
+def model_script(name: str, picks: dict) -> str:
+    """One model's data file: ``OLMES_BROWSER.addModel(name, picks)`` (``SiteData.browser_model_data``)."""
+    arguments = json.dumps([name, picks], ensure_ascii=False, separators=(",", ":"))[1:-1]
+    return f"OLMES_BROWSER.addModel({arguments});\n"
 
 
 def _copy_static(root: Path) -> list[Path]:

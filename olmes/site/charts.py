@@ -1,13 +1,24 @@
 """The site's charts as altair (Vega-Lite) specs; the pages render them with the shipped vega files.
 
-Every function returns a plain dict (``chart.to_dict()``) with its data inlined, so a page needs no
-request to draw it. Accuracies are plotted in percent.
+A chart of many models draws at first only the leaderboard's strongest :data:`TOP_MODELS` (by average
+OLMES score); a reader adds any other with the page's picker. Each chart function returns a
+:class:`PickableChart`: the spec, its data inlined (``data.values``, the drawn models' rows only, so
+a page needs no request to draw it), and the rows of every other model, which the site writes to
+``charts/<id>.js`` and a page loads only when its reader picks a model. The specs are made without
+their data and the rows set afterwards: altair validates every value it is given, which takes
+seconds for thousands of rows. Accuracies are plotted in percent.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import altair as alt
 
+TOP_MODELS = 12
+"""How many models (by the leaderboard's order) a chart draws before its reader picks more."""
 FULL_RUN = "full standard"
 PARTIAL_RUN = "partial (fewer instances)"
 CF_COLOR = "#1f6f8b"
@@ -23,12 +34,67 @@ CONFIG = {
 }
 
 
+@dataclass(frozen=True)
+class PickableChart:
+    """A chart's spec, drawing the rows of its ``shown`` keys, and the rows of every other key.
+
+    ``key`` is the row field a reader picks by (a model's display name; a series for Figure 1);
+    ``others`` maps each other key, in the leaderboard's order, to its rows as lists of the
+    ``fields`` values (the key left out: it is the map's key)."""
+
+    spec: dict
+    key: str
+    shown: list[str]
+    fields: list[str]
+    others: dict[str, list[list]]
+
+    @property
+    def total(self) -> int:
+        return len(self.shown) + len(self.others)
+
+    def data_script(self, chart_id: str) -> str:
+        """``charts/<chart_id>.js``: the other keys' rows, for the page's picker (a script, not a fetch:
+        browsers refuse ``fetch`` on ``file://``)."""
+        data = {"key": self.key, "fields": self.fields, "rows": self.others}
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        target = "(window.OLMES_CHART_DATA = window.OLMES_CHART_DATA || {})"
+        return f"{target}[{json.dumps(chart_id)}] = {text};\n"
+
+
+def _pickable(
+    values: list[dict], key: str, ranking: list[str], draw: Callable[[], alt.TopLevelMixin], top: int | None
+) -> PickableChart | None:
+    """Split ``values`` (the chart's rows) into the first ``top`` (default :data:`TOP_MODELS`) keys by
+    ``ranking`` (keys not in it follow, by name) and the others; ``draw`` makes the chart without data."""
+    if not values:
+        return None
+    top = TOP_MODELS if top is None else top
+    present = {row[key] for row in values}
+    keys = [name for name in dict.fromkeys(ranking) if name in present] + sorted(present - set(ranking))
+    shown = keys[:top]
+    fields = [name for name in values[0] if name != key]
+    others: dict[str, list[list]] = {name: [] for name in keys[top:]}
+    for row in values:
+        if row[key] in others:
+            others[row[key]].append([row[name] for name in fields])
+    spec = draw().configure(**CONFIG).to_dict()
+    chosen = set(shown)
+    spec["data"] = {"values": [row for row in values if row[key] in chosen]}
+    return PickableChart(spec, key, shown, fields, others)
+
+
+def _no_data() -> alt.Data:
+    """The chart's data, set by :func:`_pickable` once the spec is made."""
+    return alt.Data(values=[])
+
+
 def _formulation_scale() -> alt.Scale:
     return alt.Scale(domain=["CF", "MCF"], range=[CF_COLOR, MCF_COLOR])
 
 
-def _long_rows(rows: list[dict]) -> list[dict]:
-    """One row per model x task x formulation, accuracies in percent."""
+def _long_rows(rows: list[dict], extra: tuple[str, ...] = ()) -> list[dict]:
+    """One row per model x task x formulation, accuracies in percent, with the ``extra`` fields of the
+    figure row."""
     out = []
     for row in rows:
         for label, prefix in (("CF", "cf"), ("MCF", "mcf")):
@@ -46,145 +112,167 @@ def _long_rows(rows: list[dict]) -> list[dict]:
                     "low": round(100 * (accuracy - stderr), 2),
                     "high": round(100 * (accuracy + stderr), 2),
                     "partial": bool(row.get("partial")),
-                    "training_tokens": row.get("training_tokens"),
-                    "series": row.get("series") or "",
-                    "checkpoint": row.get("checkpoint") or "",
+                    **{name: row.get(name) or "" for name in extra},
                 }
             )
     return out
 
 
 def figure2_spec(
-    rows: list[dict], model_order: list[str], task_order: list[str], chance: dict
-) -> dict | None:
+    rows: list[dict],
+    model_order: list[str],
+    task_order: list[str],
+    chance: dict,
+    ranking: list[str],
+    top: int | None = None,
+) -> PickableChart | None:
     """Figure 2: CF (recommended normalization) vs MCF per task, models left to right by strength.
 
-    ``model_order`` lists display names weakest first; ``chance`` maps task display names to the
-    accuracy of guessing (percent), drawn as a dashed rule. Partial runs (their accuracies are over
-    fewer instances) are drawn too, as hollow triangles, faded, and named so in the tooltip.
+    ``model_order`` lists display names weakest first (the x order: each row's ``strength`` is its
+    model's place there); ``ranking`` lists them strongest first (who is drawn); ``chance`` maps task
+    display names to the accuracy of guessing (percent), drawn as a dashed rule. Partial runs (their
+    accuracies are over fewer instances) are drawn too, as hollow triangles, faded, and named so in
+    the tooltip.
     """
     data = _long_rows(rows)
-    for row in data:
-        row["run"] = PARTIAL_RUN if row["partial"] else FULL_RUN
-    if not data:
-        return None
     present = {row["model"] for row in data}
     order = [name for name in model_order if name in present]
     order += sorted(present - set(order))
-    tasks = [name for name in task_order if any(row["task"] == name for row in data)]
+    strength = {name: position for position, name in enumerate(order)}
     for row in data:
+        row["run"] = PARTIAL_RUN if row["partial"] else FULL_RUN
         row["chance"] = chance.get(row["task"])
-    x = alt.X("model:N", sort=order, title=None, axis=alt.Axis(labelAngle=-40, labelLimit=110))
-    tooltip = [
-        alt.Tooltip("model:N", title="Model"),
-        alt.Tooltip("formulation:N", title="Formulation"),
-        alt.Tooltip("method:N", title="Scoring"),
-        alt.Tooltip("run:N", title="Run"),
-        alt.Tooltip("accuracy:Q", title="Accuracy (%)", format=".1f"),
-        alt.Tooltip("low:Q", title="− 1 s.e.", format=".1f"),
-        alt.Tooltip("high:Q", title="+ 1 s.e.", format=".1f"),
-    ]
-    color = alt.Color("formulation:N", scale=_formulation_scale(), title="Formulation")
-    y = alt.Y("accuracy:Q", title="Accuracy (%)", scale=alt.Scale(zero=False, nice=True))
-    chance_rule = alt.Chart().mark_rule(strokeDash=[4, 3], color="#8a929c").encode(y="mean(chance):Q")
-    bars = (
-        alt.Chart().mark_rule(strokeWidth=1.5, opacity=0.5).encode(x=x, y="low:Q", y2="high:Q", color=color)
-    )
-    lines = (
-        alt.Chart()
-        .mark_line(strokeWidth=2, opacity=0.85)
-        .encode(x=x, y=y, color=color, detail="formulation:N")
-    )
-    runs = [run for run in (FULL_RUN, PARTIAL_RUN) if any(row["run"] == run for row in data)]
-    shapes = {FULL_RUN: "circle", PARTIAL_RUN: "triangle-up"}
-    shape = alt.Shape("run:N", scale=alt.Scale(domain=runs, range=[shapes[r] for r in runs]), title="Run")
-    points = (
-        alt.Chart()
-        .mark_point(size=60, strokeWidth=1.5)
-        .encode(
-            x=x,
-            y=y,
-            color=color,
-            shape=shape,
-            fill=alt.condition(alt.datum.partial, alt.value("transparent"), color),
-            opacity=alt.condition(alt.datum.partial, alt.value(0.6), alt.value(1.0)),
-            tooltip=tooltip,
-        )
-    )
-    layered = alt.layer(chance_rule, bars, lines, points, data=alt.Data(values=data)).properties(
-        width=190, height=150
-    )
-    chart = layered.facet(
-        facet=alt.Facet("task:N", sort=tasks, title=None), columns=min(5, max(1, len(tasks)))
-    ).resolve_scale(y="independent")
-    return _finish(chart)
-
-
-def figure1_spec(rows: list[dict], task_order: list[str]) -> dict | None:
-    """Figure 1: CF vs MCF accuracy over the training tokens of each declared checkpoint series."""
-    data = [row for row in _long_rows(rows) if row["training_tokens"]]
-    if not data:
-        return None
+        row["strength"] = strength[row["model"]]
     tasks = [name for name in task_order if any(row["task"] == name for row in data)]
-    series = sorted({row["series"] for row in data})
-    tooltip = [
-        alt.Tooltip("series:N", title="Series"),
-        alt.Tooltip("checkpoint:N", title="Checkpoint"),
-        alt.Tooltip("model:N", title="Model"),
-        alt.Tooltip("training_tokens:Q", title="Tokens", format=".3s"),
-        alt.Tooltip("formulation:N", title="Formulation"),
-        alt.Tooltip("accuracy:Q", title="Accuracy (%)", format=".1f"),
-    ]
-    base = alt.Chart().encode(
-        x=alt.X("training_tokens:Q", title="Training tokens", axis=alt.Axis(format="~s")),
-        y=alt.Y("accuracy:Q", title="Accuracy (%)", scale=alt.Scale(zero=False)),
-        color=alt.Color("formulation:N", scale=_formulation_scale(), title="Formulation"),
-        strokeDash=alt.StrokeDash(
-            "series:N", title="Series", legend=None if len(series) < 2 else alt.Legend()
-        ),
-    )
-    lines = base.mark_line(strokeWidth=2).encode(detail="series:N")
-    points = base.mark_point(filled=True, size=45).encode(tooltip=tooltip)
-    chart = (
-        alt.layer(lines, points, data=alt.Data(values=data))
-        .properties(width=190, height=150)
-        .facet(facet=alt.Facet("task:N", sort=tasks, title=None), columns=min(5, max(1, len(tasks))))
-        .resolve_scale(y="independent")
-    )
-    return _finish(chart)
+    runs = [run for run in (FULL_RUN, PARTIAL_RUN) if any(row["run"] == run for row in data)]
 
-
-def subjects_spec(rows: list[dict]) -> dict | None:
-    """MMLU per-subject accuracy: one dot per model and subject, CF and MCF side by side.
-
-    ``rows``: {subject, model, formulation ("CF"/"MCF"), accuracy (fraction)}.
-    """
-    if not rows:
-        return None
-    data = [{**row, "accuracy": round(100 * row["accuracy"], 2)} for row in rows]
-    chart = (
-        alt.Chart(alt.Data(values=data))
-        .mark_point(filled=True, size=40, opacity=0.85)
-        .encode(
-            y=alt.Y("subject:N", title=None, sort="ascending", axis=alt.Axis(labelLimit=220)),
-            x=alt.X("accuracy:Q", title="Accuracy (%)", scale=alt.Scale(domain=[0, 100])),
-            color=alt.Color("model:N", title="Model"),
-            tooltip=[
-                alt.Tooltip("subject:N", title="Subject"),
-                alt.Tooltip("model:N", title="Model"),
-                alt.Tooltip("accuracy:Q", title="Accuracy (%)", format=".1f"),
-            ],
+    def draw():
+        sort = alt.EncodingSortField("strength", op="min")
+        x = alt.X("model:N", sort=sort, title=None, axis=alt.Axis(labelAngle=-40, labelLimit=110))
+        tooltip = [
+            alt.Tooltip("model:N", title="Model"),
+            alt.Tooltip("formulation:N", title="Formulation"),
+            alt.Tooltip("method:N", title="Scoring"),
+            alt.Tooltip("run:N", title="Run"),
+            alt.Tooltip("accuracy:Q", title="Accuracy (%)", format=".1f"),
+            alt.Tooltip("low:Q", title="− 1 s.e.", format=".1f"),
+            alt.Tooltip("high:Q", title="+ 1 s.e.", format=".1f"),
+        ]
+        color = alt.Color("formulation:N", scale=_formulation_scale(), title="Formulation")
+        y = alt.Y("accuracy:Q", title="Accuracy (%)", scale=alt.Scale(zero=False, nice=True))
+        chance_rule = alt.Chart().mark_rule(strokeDash=[4, 3], color="#8a929c").encode(y="mean(chance):Q")
+        bars = (
+            alt.Chart()
+            .mark_rule(strokeWidth=1.5, opacity=0.5)
+            .encode(x=x, y="low:Q", y2="high:Q", color=color)
         )
-        .properties(width=260, height=alt.Step(14))
-        .facet(column=alt.Column("formulation:N", title=None, sort=["CF", "MCF"]))
-    )
-    return _finish(chart)
+        lines = (
+            alt.Chart()
+            .mark_line(strokeWidth=2, opacity=0.85)
+            .encode(x=x, y=y, color=color, detail="formulation:N")
+        )
+        shapes = {FULL_RUN: "circle", PARTIAL_RUN: "triangle-up"}
+        shape = alt.Shape("run:N", scale=alt.Scale(domain=runs, range=[shapes[r] for r in runs]), title="Run")
+        points = (
+            alt.Chart()
+            .mark_point(size=60, strokeWidth=1.5)
+            .encode(
+                x=x,
+                y=y,
+                color=color,
+                shape=shape,
+                fill=alt.condition(alt.datum.partial, alt.value("transparent"), color),
+                opacity=alt.condition(alt.datum.partial, alt.value(0.6), alt.value(1.0)),
+                tooltip=tooltip,
+            )
+        )
+        layered = alt.layer(chance_rule, bars, lines, points, data=_no_data()).properties(
+            width=190, height=150
+        )
+        return layered.facet(
+            facet=alt.Facet("task:N", sort=tasks, title=None), columns=min(5, max(1, len(tasks)))
+        ).resolve_scale(y="independent")
+
+    return _pickable(data, "model", ranking, draw, top)
 
 
-def letter_bias_spec(rows: list[dict]) -> dict | None:
-    """MCF letter bias: per model (rows) and task (columns), the share of predictions at each letter
-    beside the share of gold answers there, over every answer order (the ``letter_bias`` figure data).
-    An unbiased model's bars match; a model that always says C has one tall bar."""
+def figure1_spec(
+    rows: list[dict], task_order: list[str], ranking: list[str], top: int | None = None
+) -> PickableChart | None:
+    """Figure 1: CF vs MCF accuracy over the training tokens of each declared checkpoint series.
+
+    A reader picks whole series: those drawn first are the ones of the ``ranking``'s first models
+    (display names, strongest first)."""
+    data = [
+        row for row in _long_rows(rows, ("training_tokens", "series", "checkpoint")) if row["training_tokens"]
+    ]
+    tasks = [name for name in task_order if any(row["task"] == name for row in data)]
+    series_of = {row["model"]: row["series"] for row in data}
+    series_ranking = [series_of[name] for name in ranking if name in series_of]
+    legend = alt.Legend() if len(set(series_of.values())) > 1 else None
+
+    def draw():
+        tooltip = [
+            alt.Tooltip("series:N", title="Series"),
+            alt.Tooltip("checkpoint:N", title="Checkpoint"),
+            alt.Tooltip("model:N", title="Model"),
+            alt.Tooltip("training_tokens:Q", title="Tokens", format=".3s"),
+            alt.Tooltip("formulation:N", title="Formulation"),
+            alt.Tooltip("accuracy:Q", title="Accuracy (%)", format=".1f"),
+        ]
+        base = alt.Chart().encode(
+            x=alt.X("training_tokens:Q", title="Training tokens", axis=alt.Axis(format="~s")),
+            y=alt.Y("accuracy:Q", title="Accuracy (%)", scale=alt.Scale(zero=False)),
+            color=alt.Color("formulation:N", scale=_formulation_scale(), title="Formulation"),
+            strokeDash=alt.StrokeDash("series:N", title="Series", legend=legend),
+        )
+        lines = base.mark_line(strokeWidth=2).encode(detail="series:N")
+        points = base.mark_point(filled=True, size=45).encode(tooltip=tooltip)
+        return (
+            alt.layer(lines, points, data=_no_data())
+            .properties(width=190, height=150)
+            .facet(facet=alt.Facet("task:N", sort=tasks, title=None), columns=min(5, max(1, len(tasks))))
+            .resolve_scale(y="independent")
+        )
+
+    return _pickable(data, "series", series_ranking, draw, top)
+
+
+def subjects_spec(rows: list[dict], ranking: list[str], top: int | None = None) -> PickableChart | None:
+    """Per-subject accuracy (MMLU): one dot per model and subject, CF and MCF side by side.
+
+    ``rows``: {subject, model, formulation ("CF"/"MCF"), accuracy (fraction)}; ``ranking``: display
+    names, strongest first.
+    """
+    data = [{**row, "accuracy": round(100 * row["accuracy"], 2)} for row in rows]
+
+    def draw():
+        return (
+            alt.Chart(_no_data())
+            .mark_point(filled=True, size=40, opacity=0.85)
+            .encode(
+                y=alt.Y("subject:N", title=None, sort="ascending", axis=alt.Axis(labelLimit=220)),
+                x=alt.X("accuracy:Q", title="Accuracy (%)", scale=alt.Scale(domain=[0, 100])),
+                color=alt.Color("model:N", title="Model", scale=alt.Scale(scheme="category20")),
+                tooltip=[
+                    alt.Tooltip("subject:N", title="Subject"),
+                    alt.Tooltip("model:N", title="Model"),
+                    alt.Tooltip("accuracy:Q", title="Accuracy (%)", format=".1f"),
+                ],
+            )
+            .properties(width=260, height=alt.Step(14))
+            .facet(column=alt.Column("formulation:N", title=None, sort=["CF", "MCF"]))
+        )
+
+    return _pickable(data, "model", ranking, draw, top)
+
+
+def letter_bias_spec(rows: list[dict], ranking: list[str], top: int | None = None) -> PickableChart | None:
+    """MCF letter bias: per model (rows, in the ``ranking``'s order: display names, strongest first)
+    and task (columns), the share of predictions at each letter beside the share of gold answers
+    there, over every answer order (the ``letter_bias`` figure data). An unbiased model's bars
+    match; a model that always says C has one tall bar."""
+    place = {name: position for position, name in enumerate(ranking)}
     data = [
         {
             "model": row["display_name"],
@@ -192,37 +280,38 @@ def letter_bias_spec(rows: list[dict]) -> dict | None:
             "letter": row["letter"],
             "series": series,
             "share": round(100 * row[key], 2),
+            "place": place.get(row["display_name"], len(place)),
         }  # fmt: skip
         for row in rows
         for series, key in (("predicted", "predicted"), ("gold", "gold"))
     ]
-    if not data:
-        return None
-    chart = (
-        alt.Chart(alt.Data(values=data))
-        .mark_bar()
-        .encode(
-            x=alt.X("letter:N", title=None, axis=alt.Axis(labelAngle=0)),
-            xOffset=alt.XOffset("series:N", sort=["predicted", "gold"]),
-            y=alt.Y("share:Q", title="Share (%)", scale=alt.Scale(domain=[0, 100])),
-            color=alt.Color(
-                "series:N",
-                title=None,
-                scale=alt.Scale(domain=["predicted", "gold"], range=[MCF_COLOR, "#9aa1a9"]),
-            ),
-            tooltip=[
-                alt.Tooltip("model:N", title="Model"),
-                alt.Tooltip("task:N", title="Task"),
-                alt.Tooltip("letter:N", title="Letter"),
-                alt.Tooltip("series:N", title="Share of"),
-                alt.Tooltip("share:Q", title="Share (%)", format=".1f"),
-            ],
+
+    def draw():
+        return (
+            alt.Chart(_no_data())
+            .mark_bar()
+            .encode(
+                x=alt.X("letter:N", title=None, axis=alt.Axis(labelAngle=0)),
+                xOffset=alt.XOffset("series:N", sort=["predicted", "gold"]),
+                y=alt.Y("share:Q", title="Share (%)", scale=alt.Scale(domain=[0, 100])),
+                color=alt.Color(
+                    "series:N",
+                    title=None,
+                    scale=alt.Scale(domain=["predicted", "gold"], range=[MCF_COLOR, "#9aa1a9"]),
+                ),
+                tooltip=[
+                    alt.Tooltip("model:N", title="Model"),
+                    alt.Tooltip("task:N", title="Task"),
+                    alt.Tooltip("letter:N", title="Letter"),
+                    alt.Tooltip("series:N", title="Share of"),
+                    alt.Tooltip("share:Q", title="Share (%)", format=".1f"),
+                ],
+            )
+            .properties(width=150, height=110)
+            .facet(
+                row=alt.Row("model:N", title=None, sort=alt.EncodingSortField("place", op="min")),
+                column=alt.Column("task:N", title=None),
+            )
         )
-        .properties(width=150, height=110)
-        .facet(row=alt.Row("model:N", title=None), column=alt.Column("task:N", title=None))
-    )
-    return _finish(chart)
 
-
-def _finish(chart) -> dict:
-    return chart.configure(**CONFIG).to_dict()
+    return _pickable(data, "model", ranking, draw, top)

@@ -10,21 +10,26 @@ under their own field names. The templates format; these methods gather.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from olmes import __version__
 from olmes.core.errors import OlmesError
 from olmes.core.methods import MCF, METHODS, cf_method
 from olmes.core.records import LeaderboardRow, LeaderboardTask, RowKind
+from olmes.core.resources import file_sha256
 from olmes.requests.tasks import TASKS
-from olmes.scoring.score import NEAR_TIE_NATS
 from olmes.site.inputs import TableSet, TaskInstances, TaskRequests
-from olmes.tables.results import ScoreSet
+from olmes.tables.results import ScoreSet, checked_predictions_path
 
 
 def slugify(name: str, taken: set[str]) -> str:
@@ -67,6 +72,37 @@ def run_record_rows(record: dict | None) -> list[tuple[str, str]]:
         )
         rows += [(name, "" if item is None else str(item)) for name, item in items]
     return rows
+
+
+def _browser_instance(row) -> dict:
+    """An instance file's row as the browser holds it (short keys: MMLU has 14,042 of them)."""
+    item = {"i": int(row["instance_index"]), "id": str(row["native_id"]), "q": row["question"]}
+    item.update(c=row["choices"], g=row["gold"])
+    if row.get("subject"):
+        item["s"] = row["subject"]
+    return item
+
+
+def _placeholder_instance(row) -> dict:
+    """An instance known only from predictions (no instance file given): its id, choice count and gold."""
+    item = {
+        "i": int(row.instance_index),
+        "id": str(row.native_id),
+        "q": "(no instance file given for this task: text unavailable)",
+        "c": [f"choice {k + 1}" for k in range(int(row.num_choices))],
+        "g": int(row.label),
+    }
+    if not pd.isna(row.subject) and row.subject:
+        item["s"] = str(row.subject)
+    return item
+
+
+def _index_ranges(indices: np.ndarray) -> list[list[int]]:
+    """Sorted, distinct instance indices as [start, stop) ranges: a full run is one range."""
+    if not len(indices):
+        return []
+    breaks = np.flatnonzero(np.diff(indices) != 1) + 1
+    return [[int(run[0]), int(run[-1]) + 1] for run in np.split(indices, breaks)]
 
 
 # -- the site's data -------------------------------------------------------------------------------
@@ -158,6 +194,8 @@ class SiteData:
         ]
         self.by_name = {model.name: model for model in self.models}
         self.cells = {row["model"]: row["tasks"] for row in self.rows}
+        self.instance_hashes: dict[str, str] = {}  # SHA-256 of each task's instance file, once
+        self.instance_golds: dict[str, np.ndarray] = {}  # each task's gold by instance index, once
 
     # -- leaderboard -------------------------------------------------------------------------------
 
@@ -168,10 +206,29 @@ class SiteData:
     def flags(self, model: str, task: str | None = None) -> list[dict]:
         """The flags of a model (on one task, or on all), from the tables' flags.json."""
         return [
-            flag
-            for flag in self.tables.flags
-            if flag["model"] == model and (task is None or flag["task"] == task)
+            flag for flag in self._by_model["flags"].get(model, []) if task is None or flag["task"] == task
         ]
+
+    @functools.cached_property
+    def _by_model(self) -> dict[str, dict[str, list[dict]]]:
+        """Records of the tables by model name, made once, so that a model page is no scan of every
+        model's records: ``flags`` (flags.json), ``bpb`` (the bpb table) and ``paired_bootstrap``
+        (each comparison under both its models)."""
+        sources = {
+            "flags": (self.tables.flags, ("model",)),
+            "bpb": ((self.tables.get("bpb") or {}).get("records", []), ("model",)),
+            "paired_bootstrap": (
+                (self.tables.get("paired_bootstrap") or {}).get("records", []),
+                ("higher", "lower"),
+            ),
+        }
+        indexes: dict[str, dict[str, list[dict]]] = {}
+        for what, (records, fields) in sources.items():
+            index = indexes[what] = {}
+            for record in records:
+                for field in fields:
+                    index.setdefault(record[field], []).append(record)
+        return indexes
 
     def leaderboard_rows(self) -> list[dict]:
         """Every row of the leaderboard table in its order, evaluated and reported alike."""
@@ -277,12 +334,13 @@ class SiteData:
     def task_score_rows(self, task: str) -> list[dict]:
         rows = []
         recommended = cf_method(self.task_specs[task].recommended_norm).key
+        task_methods = self.task_methods(task)  # once: it looks at every model
         for model in self.models:
             summary = self.scores.get(model.name, task)
             if summary is None:
                 continue
             methods = []
-            for method in self.task_methods(task):
+            for method in task_methods:
                 stats = summary["methods"].get(method)
                 methods.append(
                     {
@@ -354,73 +412,112 @@ class SiteData:
             blocks.append(block)
         return blocks
 
-    def browser_data(self, task: str) -> dict:
-        """The instance browser's data: instances (question, choices, gold) and every prediction."""
+    # -- the instance browser of a task page (its data files are written by build.py) ---------------
+
+    def browser_instances(self, task: str) -> list[dict]:
+        """The task's instances as the browser shows them (question, choices, gold, subject), in
+        instance order: from its instance file; without one, placeholders made from the predictions
+        of the model scored on the most instances (partial runs score a prefix of them)."""
         given = self.instances.get(task)
-        rows = given.rows if given is not None else {}
-        frames = {}
+        if given is not None:
+            return [_browser_instance(row) for _, row in sorted(given.rows.items())]
+        scored = [model.name for model in self.models if self.scores.get(model.name, task) is not None]
+        if not scored:
+            return []
+        widest = max(scored, key=lambda name: self.scores.get(name, task)["n_instances"])
+        columns = ["instance_index", "native_id", "num_choices", "label", "subject"]
+        frame = self._predictions(widest, task, columns).to_pandas().drop_duplicates("instance_index")
+        return [_placeholder_instance(row) for row in frame.itertuples()]
+
+    def browser_models(self, task: str) -> list[dict]:
+        """The models scored on the task, best first by its OLMES score (partial runs after the
+        others, then those without a score): what the browser's model picker lists."""
+        rows = []
         for model in self.models:
-            if self.scores.get(model.name, task) is not None:
-                frames[model.name] = self.scores.predictions(model.name, task)
-        known = {}
-        for frame in frames.values():
-            for row in frame.drop_duplicates("instance_index").itertuples(index=False):
-                known.setdefault(int(row.instance_index), row)
-        order = sorted(set(rows) | set(known))
-        position = {index: pos for pos, index in enumerate(order)}
-        instances = []
-        for index in order:
-            row, scored = rows.get(index), known.get(index)
-            if row is not None:
-                if scored is not None and int(scored.label) != row["gold"]:
-                    raise OlmesError(
-                        f"{given.path}: instance {index} has gold {row['gold']} but the scored run has "
-                        f"{int(scored.label)}; give the instances the run was made from"
-                    )
-                item = {"i": index, "id": str(row["native_id"]), "q": row["question"], "c": row["choices"]}
-                item.update(g=row["gold"], s=row.get("subject"))
-            else:
-                item = {
-                    "i": index,
-                    "id": str(scored.native_id),
-                    "q": "(no instance file given for this task: text unavailable)",
-                    "c": [f"choice {k + 1}" for k in range(int(scored.num_choices))],
-                    "g": int(scored.label),
-                    "s": None if pd.isna(scored.subject) else str(scored.subject),
+            summary = self.scores.get(model.name, task)
+            if summary is None:
+                continue
+            cell = self.cell(model, task) or {}
+            rows.append(
+                {
+                    "name": model.name,
+                    "display_name": model.display_name,
+                    "slug": model.slug,
+                    "score": cell.get("score"),
+                    "partial": summary["partial"],
+                    "decisive": (summary.get("best_of_two") or {}).get("method"),
                 }
-            if not item["s"]:
-                del item["s"]
-            instances.append(item)
-        methods = self.task_methods(task)
-        predictions, ties = {}, {}
-        for name, frame in frames.items():
-            predictions[name], ties[name] = {}, {}
-            for method, rows in frame.groupby("method", sort=False):
-                values = [-1] * len(order)
-                tied = []
-                for row in rows.itertuples(index=False):
-                    where = position[int(row.instance_index)]
-                    values[where] = int(row.prediction)
-                    if bool(row.near_tie):
-                        tied.append(where)
-                predictions[name][str(method)] = values
-                ties[name][str(method)] = tied
+            )
+        return sorted(rows, key=lambda row: (row["partial"], row["score"] is None, -(row["score"] or 0)))
+
+    def browser_model_source(self, name: str, task: str) -> dict:
+        """What one model's browser data on a task is made from: its predictions (by the SHA-256 its
+        score summary records) and the task's instance file (by its SHA-256, None without one), whose
+        gold answers the predictions are checked against."""
+        given = self.instances.get(task)
+        if given is not None and task not in self.instance_hashes:
+            self.instance_hashes[task] = file_sha256(given.path)
+        predictions = self.scores.get(name, task).get("predictions") or {}
+        if not predictions.get("sha256"):
+            raise OlmesError(f"{self.scores.paths[name, task]} names no predictions file; re-run olmes score")
         return {
+            "model": name,
             "task": task,
-            "recommended": cf_method(self.task_specs[task].recommended_norm).key,
-            "methods": methods,
-            "method_labels": {method: METHODS[method].label for method in methods},
-            "models": [
-                {"name": m.name, "display_name": m.display_name} for m in self.models if m.name in frames
-            ],
-            "instances": instances,
-            "predictions": predictions,
-            "near_ties": ties,
-            "near_tie_nats": NEAR_TIE_NATS,
-            "decisive": {
-                name: (self.scores.get(name, task).get("best_of_two") or {}).get("method") for name in frames
-            },
+            "predictions_sha256": predictions["sha256"],
+            "instances_sha256": self.instance_hashes.get(task),
         }
+
+    def browser_model_data(self, name: str, task: str) -> dict:
+        """One model's picks on a task: the instances it was scored on (``ranges`` of instance
+        indices, [start, stop)), per method its prediction on each of them in that order (-1 where the
+        method has none) and the instance indices that were near ties."""
+        table = self._predictions(name, task, ["instance_index", "method", "label", "prediction", "near_tie"])
+        index = table["instance_index"].to_numpy()
+        self._check_gold(name, task, index, table["label"].to_numpy())
+        scored = np.zeros(int(index.max(initial=-1)) + 1, dtype=bool)
+        scored[index] = True
+        position = np.cumsum(scored) - 1  # of each instance index among those scored
+        prediction = table["prediction"].to_numpy()
+        near_tie = table["near_tie"].to_numpy(zero_copy_only=False)
+        methods = pc.dictionary_encode(table["method"]).combine_chunks()
+        codes = methods.indices.to_numpy(zero_copy_only=False)
+        predictions, near_ties = {}, {}
+        for code, method in enumerate(methods.dictionary.to_pylist()):
+            rows = codes == code
+            values = np.full(int(scored.sum()), -1, dtype=np.int64)
+            values[position[index[rows]]] = prediction[rows]
+            predictions[method] = values.tolist()
+            near_ties[method] = np.sort(index[rows & near_tie]).tolist()
+        ranges = _index_ranges(np.flatnonzero(scored))
+        return {"ranges": ranges, "predictions": predictions, "near_ties": near_ties}
+
+    def _predictions(self, name: str, task: str, columns: list[str]) -> pa.Table:
+        """A few columns of a model's predictions on a task, read anew (not kept: 500 models' would
+        not fit in memory; read with pyarrow: thousands of files), checked against the hash its summary
+        records."""
+        key = (name, task)
+        path = checked_predictions_path(self.scores.summaries[key], self.scores.paths[key])
+        return pq.read_table(path, columns=columns)
+
+    def _check_gold(self, name: str, task: str, index: np.ndarray, label: np.ndarray) -> None:
+        """The scored run's gold answers (``label`` of each row, by instance ``index``) must be the
+        instance file's: else the browser would mark the wrong choices."""
+        given = self.instances.get(task)
+        if given is None:
+            return
+        if task not in self.instance_golds:
+            gold = np.full(max(given.rows, default=-1) + 1, -1, dtype=np.int64)  # -1: not in the file
+            gold[list(given.rows)] = [row["gold"] for row in given.rows.values()]
+            self.instance_golds[task] = gold
+        gold = self.instance_golds[task]
+        expected = np.where(index < len(gold), gold[np.minimum(index, len(gold) - 1)], -1)
+        wrong = np.flatnonzero((expected >= 0) & (expected != label))
+        if len(wrong):
+            first, found = int(index[wrong[0]]), int(label[wrong[0]])
+            raise OlmesError(
+                f"{given.path}: instance {first} has gold {given.rows[first]['gold']} but {name}'s scored "
+                f"run has {found}; give the instances the run was made from"
+            )
 
     def chance(self) -> dict[str, float]:
         """Accuracy of guessing per task (percent), by task display name: the leaderboard cell's
@@ -483,17 +580,13 @@ class SiteData:
 
     def bpb(self, model: str, task: str) -> float | None:
         """Bits per byte of the gold CF continuation, as the tables' ``bpb`` table holds it."""
-        for record in (self.tables.get("bpb") or {}).get("records", []):
-            if record["model"] == model:
-                return (record["tasks"].get(task) or {}).get("value")
+        for record in self._by_model["bpb"].get(model, []):
+            return (record["tasks"].get(task) or {}).get("value")
         return None
 
     def comparisons(self, model: SiteModel) -> list[dict]:
-        table = self.tables.get("paired_bootstrap") or {}
         rows = []
-        for record in table.get("records", []):
-            if model.name not in (record["higher"], record["lower"]):
-                continue
+        for record in self._by_model["paired_bootstrap"].get(model.name, []):
             other = record["lower"] if record["higher"] == model.name else record["higher"]
             rows.append(
                 {
@@ -553,3 +646,28 @@ class SiteData:
                 }
             )
         return columns, rows, chart_rows
+
+
+def subject_table(columns: list[dict], rows: list[dict], shown: list[str]) -> tuple[list[dict], list[dict]]:
+    """The per-subject table's columns and rows for the models ``shown`` (display names) only: the
+    chart's first models; the page adds a picked model's columns, the CSV download holds them all."""
+    keep = [k for k, column in enumerate(columns) if column["model"].display_name in shown]
+    return [columns[k] for k in keep], [
+        {**row, "accuracies": [row["accuracies"][k] for k in keep]} for row in rows
+    ]
+
+
+def subjects_csv(columns: list[dict], rows: list[dict]) -> str:
+    """Every model's per-subject accuracies (fractions), one line per subject x model x formulation."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["subject", "n", "model", "display_name", "formulation", "accuracy", "partial"])
+    for row in rows:
+        for column, accuracy in zip(columns, row["accuracies"], strict=True):
+            if accuracy is not None:
+                model = column["model"]
+                writer.writerow(
+                    [row["subject"], row["n"], model.name, model.display_name, column["label"], accuracy,
+                     column["partial"]]
+                )  # fmt: skip
+    return buffer.getvalue()

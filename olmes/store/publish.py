@@ -2,30 +2,33 @@
 
 Layout (format ``olmes.store/1``, docs/file-formats.md)::
 
-    <store>/store.json                              {"format": "olmes.store/1"}
+    <store>/store.json                              {"format": "olmes.store/1"} (+ "logprob_hosts")
     <store>/tasks/<task>.instances.jsonl.gz         the full standard's instances (question, choices, gold)
     <store>/tasks/<task>.<set>.examples.jsonl       requests of the first two instances (site prompts)
     <store>/models/<model>/model.json               provenance: model, revision, hardware, versions, cost
-    <store>/models/<model>/logprobs/<task>.<set>.parquet (+ .run.json)
+    <store>/models/<model>/logprobs/<task>.<set>.parquet.run.json (+ the .parquet itself when in-tree)
     <store>/models/<model>/scores/<task>.scores.json (+ <task>.predictions.parquet)
     <store>/models/<model>/robustness/<variant>/    a prompt variant's summaries, predictions, log-probs
     <store>/models/<model>/robustness/rotations/    <task>.rotations.json + its mcf and mcf_rot log-probs
+    <store>/blobs/<sha256>.parquet                  external log-prob files (not in git: olmes.store.blobs)
 
 :func:`publish` moves finished results (a workflow results folder, or another store) into a store.
 It refuses results made with other requests than this olmes version's (the run records' request
 SHA-256 against requests regenerated here), partial results unless asked, and an existing model x
-task unless asked to replace it. A model folder is built beside the old one and swapped in, so an
-interrupted publish leaves the store as it was. Nothing in the store depends on the order in which
+task unless asked to replace it. Log-prob files go to the store's blobs/ (or, asked, into the model
+folder). A model folder is built beside the old one and swapped in, so an interrupted publish leaves
+the store as it was. Nothing in the store depends on the order in which
 models were published: two stores filled on two machines merge into the same leaderboard.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
-import json
 import shutil
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +40,8 @@ from olmes.core.records import (
     ModelIdentity,
     ModelRecord,
     RequestRow,
+    StoreRecord,
+    read_document,
     read_format,
     read_run_record,
     read_score_summary,
@@ -48,6 +53,7 @@ from olmes.requests.build import instance_rows, requests_of, task_instances
 from olmes.requests.prompts import STANDARD_VARIANT
 from olmes.requests.tasks import REQUEST_SETS, TASKS
 from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, read_rotation_report
+from olmes.store.blobs import LAYOUTS, blob_path, check_host, ignore_blobs, logprob_file
 from olmes.tables.results import ModelInfo, read_models_file
 
 MODEL_RECORD = "model.json"
@@ -64,19 +70,26 @@ def is_store(path: str | Path) -> bool:
 
 def check_store(root: str | Path) -> Path:
     """``root`` as a Path when it is a store of this format; one clear error otherwise."""
+    store_record(root)
+    return Path(root)
+
+
+def store_record(root: str | Path) -> StoreRecord:
+    """A store's ``store.json``, checked: this format, and hosts that can be fetched from."""
     root = Path(root)
     marker = root / "store.json"
     if not marker.is_file():
         raise OlmesError(
             f"{root} is not an olmes results store (no store.json); create one with olmes publish"
         )
-    try:
-        found = json.loads(marker.read_text(encoding="utf-8")).get("format")
-    except (OSError, ValueError, AttributeError) as error:
-        raise OlmesError(f"{marker}: cannot read ({error})") from error
-    if found != STORE_FORMAT:
-        raise OlmesError(f"{root} is a results store of format {found!r}; this olmes reads {STORE_FORMAT}")
-    return root
+    record = read_document(marker, StoreRecord)
+    if record["format"] != STORE_FORMAT:
+        raise OlmesError(
+            f"{root} is a results store of format {record['format']!r}; this olmes reads {STORE_FORMAT}"
+        )
+    for host in record.get("logprob_hosts", []):
+        check_host(host, str(marker))
+    return record
 
 
 def model_names(root: str | Path) -> list[str]:
@@ -125,6 +138,7 @@ class RobustnessResult:
     task: str
     path: Path  # the variant's score summary, or the rotations report
     logprobs: Path  # the folder of its log-prob files
+    store: Path | None  # the store it is in (whose blobs/ may hold its log-prob files), None if none
 
 
 @dataclass(frozen=True)
@@ -135,6 +149,7 @@ class Source:
     scores: Path
     logprobs: Path
     info: ModelInfo
+    store: Path | None  # the store it is in (whose blobs/ may hold its log-prob files), None if none
 
     def tasks(self) -> list[str]:
         found = {p.name.removesuffix(".scores.json") for p in self.scores.glob("*.scores.json")}
@@ -143,7 +158,7 @@ class Source:
     def robustness(self, origin: Path) -> list[RobustnessResult]:
         """Each robustness result of this model in ``origin``: a prompt variant's score summaries
         (kind = the variant) and rotations reports."""
-        if is_store(origin):
+        if self.store is not None:
             folders = sorted(p for p in (origin / "models" / self.model / ROBUSTNESS).glob("*") if p.is_dir())
             places = [(folder.name, folder, folder) for folder in folders]
         else:
@@ -154,7 +169,8 @@ class Source:
         for kind, folder, logprobs in places:
             suffix = ROTATIONS_SUFFIX if kind == ROTATIONS_KIND else ".scores.json"
             for path in sorted(folder.glob(f"*{suffix}")):
-                found.append(RobustnessResult(kind, path.name.removesuffix(suffix), path, logprobs))
+                task = path.name.removesuffix(suffix)
+                found.append(RobustnessResult(kind, task, path, logprobs, self.store))
         return found
 
 
@@ -183,8 +199,9 @@ def sources(origin: str | Path, models: list[str] | None = None) -> list[Source]
                 f"{origin} has no results of model {name!r}; it has: {', '.join(found) or 'none'}"
             )
     chosen = models or list(found)
+    store = origin if is_store(origin) else None
     return [
-        Source(name, *found[name], infos.get(name) or ModelInfo.from_record({"name": name}))
+        Source(name, *found[name], infos.get(name) or ModelInfo.from_record({"name": name}), store)
         for name in chosen
     ]
 
@@ -214,6 +231,7 @@ def canonical_sha256(
     return hashlib.sha256(records_bytes(rows)).hexdigest()
 
 
+@functools.cache  # the same bytes for every model published from one process
 def task_files(task: str, source: str = "bundle") -> dict[str, bytes]:
     """The store's files of one task (name -> bytes): its full instance list and its request examples."""
     instances = _instances(task, None, source)
@@ -229,12 +247,22 @@ def task_files(task: str, source: str = "bundle") -> dict[str, bytes]:
 # -- publishing ---------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class LogprobFile:
+    """A checked log-prob file: its name in the model folder, where it is now, and its SHA-256."""
+
+    name: str
+    path: Path
+    sha256: str
+
+
 @dataclass
 class Checked:
     """One model x task that passed the checks: its files and what the model record says of it."""
 
     task: str
-    files: list[Path]  # summary, predictions, each log-prob file and its run record
+    files: list[Path]  # summary, predictions, each log-prob file's run record
+    logprobs: list[LogprobFile]
     runs: list[dict]
     summary: dict
 
@@ -255,10 +283,10 @@ def check_task(source: Source, task: str, data_source: str, allow_partial: bool)
         )
     predictions = summary_path.parent / summary["predictions"]["path"]
     _check_hash(predictions, summary["predictions"]["sha256"], where)
-    logprobs, runs = _checked_logprobs(
-        where, task, summary["inputs"], source.logprobs, summary["limit"], data_source
+    records, logprobs, runs = _checked_logprobs(
+        where, task, summary["inputs"], source.logprobs, source.store, summary["limit"], data_source
     )
-    return Checked(task, [summary_path, predictions, *logprobs], runs, summary)
+    return Checked(task, [summary_path, predictions, *records], logprobs, runs, summary)
 
 
 def _checked_logprobs(
@@ -266,33 +294,36 @@ def _checked_logprobs(
     task: str,
     inputs: dict,
     folder: Path,
+    store: Path | None,
     limit: int | None,
     data_source: str,
     variant: str = STANDARD_VARIANT,
-) -> tuple[list[Path], list[dict]]:
-    """The log-prob files (and run records) a summary or report recorded, checked: unchanged, made
-    from this version's requests, all by one model."""
-    files, runs = [], []
+) -> tuple[list[Path], list[LogprobFile], list[dict]]:
+    """The log-prob files a summary or report recorded (and their run records), checked: unchanged,
+    made from this version's requests, all by one model. In a ``store`` they may be its blobs."""
+    records, logprobs, runs = [], [], []
     for request_set, entry in inputs.items():
-        path = folder / f"{task}.{request_set}.parquet"
+        name = f"{task}.{request_set}.parquet"
+        path = folder / name if store is None else logprob_file(store, folder, name, entry["sha256"])
         _check_hash(path, entry["sha256"], where)
-        run = read_run_record(path)
+        run = read_run_record(folder / name)
         if run is None:
-            raise OlmesError(f"{path}: no run record beside it; re-run the log-prob job")
+            raise OlmesError(f"{folder / name}: no run record beside it; re-run the log-prob job")
         canonical = canonical_sha256(task, request_set, limit, data_source, variant)
         if run["requests_sha256"] != canonical:
             raise OlmesError(
                 f"{where} {request_set}: made with other requests (SHA-256 {run['requests_sha256'][:12]}, "
                 f"olmes {__version__} makes {canonical[:12]}); re-run it with this olmes version"
             )
-        files += [path, Path(f"{path}.run.json")]
+        records.append(Path(f"{folder / name}.run.json"))
+        logprobs.append(LogprobFile(name, path, entry["sha256"]))
         runs.append(run)
     fingerprints = {run["model_fingerprint"] for run in runs}
     if len(fingerprints) != 1:
         raise OlmesError(
             f"{where}: its log-prob files come from different models ({', '.join(sorted(fingerprints))})"
         )
-    return files, runs
+    return records, logprobs, runs
 
 
 @dataclass
@@ -301,7 +332,8 @@ class CheckedRobustness:
 
     kind: str
     task: str
-    files: list[Path]  # summary and predictions, or the rotations report; log-prob files, run records
+    files: list[Path]  # summary and predictions, or the rotations report; the log-prob run records
+    logprobs: list[LogprobFile]
     runs: list[dict]
     instances: int
 
@@ -327,8 +359,10 @@ def check_robustness(model: str, result: RobustnessResult, data_source: str) -> 
         _check_hash(predictions, summary["predictions"]["sha256"], where)
         files, limit, inputs, variant = [path, predictions], summary["limit"], summary["inputs"], kind
         instances = summary["n_instances"]
-    logprob_files, runs = _checked_logprobs(where, task, inputs, logprobs, limit, data_source, variant)
-    return CheckedRobustness(kind, task, files + logprob_files, runs, instances)
+    records, logprob_files, runs = _checked_logprobs(
+        where, task, inputs, logprobs, result.store, limit, data_source, variant
+    )
+    return CheckedRobustness(kind, task, files + records, logprob_files, runs, instances)
 
 
 def _check_hash(path: Path, expected: str, where: str) -> None:
@@ -348,13 +382,18 @@ def publish(
     replace: bool = False,
     data_source: str = "bundle",
     robustness_only: bool = False,
+    logprobs: str = "external",
 ) -> list[str]:
     """Move the finished results of ``models`` (default: all) in ``origin`` into ``store``: the
     standard's score summaries and log-probs, and the robustness results beside them (prompt
     variants, answer orders; with ``robustness_only`` just those, for a model already in the store).
+    ``logprobs`` says where the log-prob files go: "external" (the store's blobs/) or "in-store"
+    (the model folder).
 
     Every model x task is checked before anything is written; returns one line per model published.
     """
+    if logprobs not in LAYOUTS:
+        raise OlmesError(f"log-prob layout {logprobs!r} is not one of {', '.join(LAYOUTS)}")
     store, origin = Path(store), Path(origin)
     _ensure_store(store)
     plans = []
@@ -374,7 +413,7 @@ def publish(
     for source, checked, extra in plans:
         for item in checked:
             _write_task_files(store, item.task, data_source)
-        _write_model(store, source, checked, extra)
+        _write_model(store, source, checked, extra, logprobs)
         partial = sum(item.summary["partial"] for item in checked)
         label = f" ({partial} partial)" if partial else ""
         more = f", {len(extra)} robustness result(s)" if extra else ""
@@ -470,10 +509,12 @@ def _write_task_files(store: Path, task: str, data_source: str) -> None:
             temp.write_bytes(data)
 
 
-def _write_model(store: Path, source: Source, checked: list[Checked], extra: list[CheckedRobustness]) -> None:
+def _write_model(
+    store: Path, source: Source, checked: list[Checked], extra: list[CheckedRobustness], layout: str
+) -> None:
     """Build the model's new folder (kept results + new ones) beside the old one, then swap it in."""
     final = store / "models" / source.model
-    with atomic_dir(final, "publishing") as staging:
+    with _logprob_writer(store, layout) as place, atomic_dir(final, "publishing") as staging:
         old = read_model_record(store, source.model) if (final / MODEL_RECORD).is_file() else None
         same_weights = old is not None and old["fingerprint"] == _fingerprint(
             source.model, [*checked, *extra]
@@ -487,16 +528,20 @@ def _write_model(store: Path, source: Source, checked: list[Checked], extra: lis
             for path in item.files:
                 kind = "scores" if path.parent == source.scores else "logprobs"
                 _copy(path, staging / kind / path.name)
+            place(item.logprobs, staging / "logprobs")
         tasks = {task: entry for task, entry in kept.items() if task not in new}
         tasks.update({item.task: _task_entry(item) for item in checked})
-        robustness = _write_robustness(final, staging, old.get(ROBUSTNESS, {}) if same_weights else {}, extra)
+        kept_robustness = old.get(ROBUSTNESS, {}) if same_weights else {}
+        robustness = _write_robustness(final, staging, kept_robustness, extra, place)
         record = _model_record(source, [*checked, *extra], tasks)
         if robustness:
             record[ROBUSTNESS] = robustness
         write_json_atomic(staging / MODEL_RECORD, record)
 
 
-def _write_robustness(final: Path, staging: Path, kept: dict, extra: list[CheckedRobustness]) -> dict:
+def _write_robustness(
+    final: Path, staging: Path, kept: dict, extra: list[CheckedRobustness], place: PlaceLogprobs
+) -> dict:
     """Copy the kept robustness results and the new ones into ``staging``; return the record's entry."""
     new = {(item.kind, item.task) for item in extra}
     for kind, entries in kept.items():
@@ -506,6 +551,7 @@ def _write_robustness(final: Path, staging: Path, kept: dict, extra: list[Checke
     for item in extra:
         for path in item.files:
             _copy(path, staging / ROBUSTNESS / item.kind / path.name)
+        place(item.logprobs, staging / ROBUSTNESS / item.kind)
     entries = {kind: {t: e for t, e in tasks.items() if (kind, t) not in new} for kind, tasks in kept.items()}
     for item in extra:
         entries.setdefault(item.kind, {})[item.task] = {
@@ -518,6 +564,36 @@ def _write_robustness(final: Path, staging: Path, kept: dict, extra: list[Checke
         for kind in sorted(entries)
         if entries[kind]
     }
+
+
+PlaceLogprobs = Callable[[list[LogprobFile], Path], None]
+
+
+@contextlib.contextmanager
+def _logprob_writer(store: Path, layout: str) -> Iterator[PlaceLogprobs]:
+    """A function putting log-prob files where ``layout`` says: into a (staging) model folder, or
+    into the store's blobs/ (unless there already, intact). Blobs are written before the model folder
+    that names them is swapped in, so the blobs it added are removed again if the publish fails."""
+    created: list[Path] = []
+
+    def place(files: list[LogprobFile], folder: Path) -> None:
+        for file in files:
+            if layout == "in-store":
+                _copy(file.path, folder / file.name)
+                continue
+            blob = blob_path(store, file.sha256)
+            if blob.is_file() and file_sha256(blob) == file.sha256:
+                continue
+            ignore_blobs(store)
+            created.append(blob)
+            _copy(file.path, blob)
+
+    try:
+        yield place
+    except BaseException:
+        for blob in created:
+            blob.unlink(missing_ok=True)
+        raise
 
 
 def _now() -> str:

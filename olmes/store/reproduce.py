@@ -23,6 +23,7 @@ from olmes.logprobs.models import prepare
 from olmes.logprobs.runner import hardware, score_file
 from olmes.scoring.score import score_task
 from olmes.store import publish as results_store
+from olmes.store.blobs import model_logprob_file
 
 KEY = ["instance_index", "choice", "unconditional"]
 
@@ -64,7 +65,7 @@ def reproduce(store: Path, model: str, limit: int, workdir: Path, cache_root: Pa
 
 def _store_subset(store: Path, model: str, task: str, request_set: str, limit: int, workdir: Path) -> Path:
     """The store's log-prob rows of the first ``limit`` instances, as a log-prob file of their own."""
-    frame = pd.read_parquet(store / "models" / model / "logprobs" / f"{task}.{request_set}.parquet")
+    frame = pd.read_parquet(model_logprob_file(store, model, task, request_set))
     path = workdir / "store" / f"{task}.{request_set}.parquet"
     path.parent.mkdir(parents=True, exist_ok=True)
     frame[frame["instance_index"] < limit].to_parquet(path, index=False)

@@ -7,10 +7,13 @@ decided each model's score. MMLU is resampled within subjects and compared by it
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
 from olmes.scoring.score import is_macro_averaged
+from olmes.tables.digest import PredictionDigest
 from olmes.tables.render import MISSING, PARTIAL_MARK, Cell, Table, percent, percent_cell, text_cell
 from olmes.tables.results import ScoreSet, best_of_two_score, task_name
 
@@ -30,27 +33,78 @@ def paired_bootstrap(
     Instances are resampled in pairs (the same draw for both models). With ``strata`` (MMLU subjects)
     each stratum is resampled on its own and the difference is the macro-average over strata.
     """  # fmt: skip
+    return paired_bootstraps([(a, b)], strata, resamples, seed)[0]
+
+
+def paired_bootstraps(
+    pairs: list[tuple[np.ndarray, np.ndarray]],
+    strata: np.ndarray | None = None,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> list[tuple[float, float, float]]:
+    """:func:`paired_bootstrap` of many pairs scored on the same instances (and strata) at once: every
+    pair gets the same draws, so one matrix product resamples them all (a task's 499 adjacent pairs of
+    500 models); each result is bit for bit the one of the pair alone."""
+    differences = np.stack([a.astype(np.float64) - b.astype(np.float64) for a, b in pairs], axis=1)
+    groups = _strata_members(len(differences), strata)
+    totals = np.zeros((resamples, len(pairs)))
+    for members, counts in zip(groups, _draw_counts(tuple(map(len, groups)), resamples, seed), strict=True):
+        totals += (counts @ differences[members].astype(np.float32)).astype(np.float64) / len(members)
+    lows, highs = np.percentile(totals / len(groups), [2.5, 97.5], axis=0)
+    estimates = [float(np.mean([column[members].mean() for members in groups])) for column in differences.T]
+    return [(estimates[k], float(lows[k]), float(highs[k])) for k in range(len(pairs))]
+
+
+def _strata_members(size: int, strata: np.ndarray | None) -> list[np.ndarray]:
+    """The positions of each stratum's instances, ascending, strata in sorted order (one group without)."""
+    if strata is None:
+        return [np.arange(size)]
+    _, inverse, counts = np.unique(np.asarray(strata), return_inverse=True, return_counts=True)
+    order = np.argsort(inverse, kind="stable")
+    return np.split(order, np.cumsum(counts)[:-1])
+
+
+@functools.lru_cache(maxsize=4)
+def _draw_counts(sizes: tuple[int, ...], resamples: int, seed: int) -> tuple[np.ndarray, ...]:
+    """Per stratum, how often each instance is drawn in each resample (resamples x size).
+
+    The draws depend only on the strata's sizes and the seed, so every pair of models compared on the
+    same instances shares them: drawn once per task, not once per pair (500 models: 499 pairs). The
+    mean of a resample is its counts times the differences over the size; the differences are -1, 0
+    or 1, so the sums are integers far below 2**24, exact in float32 (half the memory traffic of
+    float64), and the mean equals that of the drawn values bit for bit."""
     rng = np.random.default_rng(seed)
-    difference = a.astype(np.float64) - b.astype(np.float64)
-    strata = np.zeros(len(difference), dtype=int) if strata is None else np.asarray(strata)
-    groups = [np.flatnonzero(strata == stratum) for stratum in np.unique(strata)]
-    totals = np.zeros(resamples)
-    for members in groups:
-        draws = rng.integers(0, len(members), size=(resamples, len(members)))
-        totals += difference[members][draws].mean(axis=1)
-    estimate = float(np.mean([difference[members].mean() for members in groups]))
-    low, high = np.percentile(totals / len(groups), [2.5, 97.5])
-    return estimate, float(low), float(high)
+    found = []
+    for size in sizes:
+        draws = rng.integers(0, size, size=(resamples, size))
+        flat = (draws + (np.arange(resamples) * size)[:, None]).ravel()
+        counts = np.bincount(flat, minlength=resamples * size).reshape(resamples, size)
+        found.append(counts.astype(np.float32))
+    return tuple(found)
 
 
-def _decisive_correctness(scores: ScoreSet, model: str, task: str) -> pd.DataFrame:
-    """Per-instance correctness of the method that gave the model's best-of-two score."""
-    method = scores.get(model, task)["best_of_two"]["method"]
-    frame = scores.predictions(model, task)
-    rows = frame[frame["method"] == method]
-    return rows[["instance_index", "native_id", "subject", "correct"]].set_index(
-        ["instance_index", "native_id"]
+def _shared_correctness(
+    scores: ScoreSet, task: str, higher: str, lower: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Both models' correctness (the method that decided each score) on the instances both scored,
+    keyed by ``instance_index`` and ``native_id`` in the higher model's order, and their subjects
+    (codes that sort as the names do, or names)."""
+    a, b = scores.digest(higher, task), scores.digest(lower, task)
+    if np.array_equal(a.instance_index, b.instance_index) and a.native_ids == b.native_ids:
+        return a.correct, b.correct, a.subject_codes  # the common case: both scored the same instances
+    first, second = _keyed(a), _keyed(b)
+    shared = first.index.intersection(second.index)
+    subject = first.loc[shared, "subject"].to_numpy() if a.subject_codes is not None else None
+    return first.loc[shared, "correct"].to_numpy(), second.loc[shared, "correct"].to_numpy(), subject
+
+
+def _keyed(digest: PredictionDigest) -> pd.DataFrame:
+    frame = pd.DataFrame(
+        {"instance_index": digest.instance_index, "native_id": digest.native_id(), "correct": digest.correct}
     )
+    if digest.subject_codes is not None:
+        frame["subject"] = digest.subject()
+    return frame.set_index(["instance_index", "native_id"])
 
 
 def bootstrap_table(
@@ -64,8 +118,7 @@ def bootstrap_table(
             info.name for info in scores.models if best_of_two_score(scores.get(info.name, task)) is not None
         ]
         ranked = sorted(scored, key=lambda model: -best_of_two_score(scores.get(model, task)))
-        for higher, lower in zip(ranked, ranked[1:], strict=False):
-            record = _compare(scores, task, higher, lower, resamples, seed)
+        for record in _compare_adjacent(scores, task, ranked, resamples, seed):
             records.append(record)
             rows.append(_comparison_row(record, names))
     caption = (
@@ -80,15 +133,35 @@ def bootstrap_table(
                  [(None, rows)], records, align)  # fmt: skip
 
 
-def _compare(scores: ScoreSet, task: str, higher: str, lower: str, resamples: int, seed: int) -> dict:
-    a = _decisive_correctness(scores, higher, task)
-    b = _decisive_correctness(scores, lower, task)
-    shared = a.index.intersection(b.index)
-    record = {
+def _compare_adjacent(
+    scores: ScoreSet, task: str, ranked: list[str], resamples: int, seed: int
+) -> list[dict]:
+    """The record of each adjacent pair of ``ranked``; pairs compared on the same instances and strata
+    are bootstrapped together (:func:`paired_bootstraps`)."""
+    records, batches = [], {}
+    for higher, lower in zip(ranked, ranked[1:], strict=False):
+        a, b, subject = _shared_correctness(scores, task, higher, lower)
+        records.append(_record(scores, task, higher, lower, len(a), resamples, seed))
+        if len(a):
+            strata = subject if is_macro_averaged(task) else None
+            key = (len(a), None if strata is None else np.asarray(strata).tobytes())
+            batches.setdefault(key, (strata, []))[1].append((len(records) - 1, a, b))
+    for strata, members in batches.values():
+        results = paired_bootstraps([(a, b) for _, a, b in members], strata, resamples, seed)
+        for (position, _, _), (estimate, low, high) in zip(members, results, strict=True):
+            tied = bool(low <= 0 <= high)
+            records[position].update(difference=estimate, ci_low=low, ci_high=high, tied=tied)
+    return records
+
+
+def _record(
+    scores: ScoreSet, task: str, higher: str, lower: str, shared: int, resamples: int, seed: int
+) -> dict:
+    return {
         "task": task,
         "higher": higher,
         "lower": lower,
-        "n_shared": len(shared),
+        "n_shared": shared,
         "higher_partial": scores.get(higher, task)["partial"],
         "lower_partial": scores.get(lower, task)["partial"],
         "difference": None,
@@ -98,13 +171,6 @@ def _compare(scores: ScoreSet, task: str, higher: str, lower: str, resamples: in
         "resamples": resamples,
         "seed": seed,
     }
-    if len(shared):
-        strata = a.loc[shared, "subject"].astype(str).to_numpy() if is_macro_averaged(task) else None
-        estimate, low, high = paired_bootstrap(
-            a.loc[shared, "correct"].to_numpy(), b.loc[shared, "correct"].to_numpy(), strata, resamples, seed
-        )
-        record.update(difference=estimate, ci_low=low, ci_high=high, tied=bool(low <= 0 <= high))
-    return record
 
 
 def _comparison_row(record: dict, names: dict[str, str]) -> list[Cell]:

@@ -34,7 +34,6 @@ from olmes.core.records import (
 )
 from olmes.core.resources import file_sha256
 from olmes.requests.tasks import TASKS
-from olmes.scoring.flags import chance_accuracy, task_flags
 from olmes.scoring.score import NEAR_TIE_NATS
 from olmes.tables.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_table
 from olmes.tables.figures import write_figures
@@ -460,7 +459,7 @@ def _leaderboard_task(
         "n": summary["n_instances"],
         "statistically_tied_with": tied,
         "method": best["method"] if best else None,
-        "chance": chance_accuracy(scores.predictions(model, task)),
+        "chance": scores.digest(model, task).chance,
         "flags": [flag for flag in flags if flag["method"] in formulations],
     }
 
@@ -631,7 +630,7 @@ def flag_rows(scores: ScoreSet) -> list[dict]:
     return [
         {"model": model, "task": task, **flag}
         for (model, task), summary in sorted(scores.summaries.items())
-        for flag in task_flags(summary, scores.predictions(model, task))
+        for flag in scores.digest(model, task).flags
     ]
 
 

@@ -24,6 +24,7 @@ from olmes.logprobs.identity import recorded_identity
 from olmes.requests.prompts import STANDARD_VARIANT
 from olmes.requests.tasks import TASKS
 from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, read_rotation_report
+from olmes.tables.digest import PredictionDigest, digest_of, read_columns
 from olmes.tables.render import PARTIAL_MARK
 
 # -- the models file --------------------------------------------------------------------------------
@@ -150,7 +151,7 @@ class ScoreSet:
     variants: dict[tuple[str, str, str], ScoreSummary] = field(default_factory=dict)  # (model, task, variant)
     rotations: dict[tuple[str, str], RotationsReport] = field(default_factory=dict)  # olmes rotations reports
     robustness_paths: dict[tuple[str, ...], Path] = field(default_factory=dict)  # of the two above
-    _predictions: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict)
+    _digests: dict[tuple[str, str], PredictionDigest] = field(default_factory=dict)
 
     def get(self, model: str, task: str) -> ScoreSummary | None:
         return self.summaries.get((model, task))
@@ -164,11 +165,17 @@ class ScoreSet:
         return all(s is not None and not s["partial"] for s in found)
 
     def predictions(self, model: str, task: str) -> pd.DataFrame:
-        """The per-instance predictions behind a summary, checked against the hash it recorded."""
+        """The per-instance predictions behind a summary, checked against the hash it recorded (read
+        each time: a store of hundreds of models does not fit in memory; the tables use :meth:`digest`)."""
+        return read_predictions(self.summaries[(model, task)], self.paths[(model, task)])
+
+    def digest(self, model: str, task: str) -> PredictionDigest:
+        """What the tables need of a summary's predictions (olmes/tables/digest.py), cached by content."""
         key = (model, task)
-        if key not in self._predictions:
-            self._predictions[key] = read_predictions(self.summaries[key], self.paths[key])
-        return self._predictions[key]
+        if key not in self._digests:
+            read = lambda: read_columns(checked_predictions_path(self.summaries[key], self.paths[key]))  # noqa: E731
+            self._digests[key] = digest_of(self.summaries[key], self.paths[key], read)
+        return self._digests[key]
 
     def variant_predictions(self, model: str, task: str, variant: str) -> pd.DataFrame:
         key = (model, task, variant)
@@ -177,13 +184,18 @@ class ScoreSet:
 
 def read_predictions(summary: ScoreSummary, where: Path) -> pd.DataFrame:
     """The per-instance predictions a summary points to, checked against the hash it recorded."""
+    return pd.read_parquet(checked_predictions_path(summary, where))
+
+
+def checked_predictions_path(summary: ScoreSummary, where: Path) -> Path:
+    """The predictions file a summary (read from ``where``) points to, checked against its recorded hash."""
     record = summary.get("predictions") or {}
     path = where.parent / record.get("path", "")
     if not record.get("path") or not path.is_file():
         raise OlmesError(f"{where}: predictions file {path} not found; re-run olmes score")
     if file_sha256(path) != record.get("sha256"):
         raise OlmesError(f"{path} changed after {where} was written; re-run olmes score")
-    return pd.read_parquet(path)
+    return path
 
 
 def expand_score_paths(paths: Iterable[str | Path]) -> list[Path]:

@@ -6,9 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from olmes.core.atomic import atomic_path
 from olmes.core.methods import METHODS, PMI
-from olmes.scoring.score import predict
+from olmes.scoring.score import predict, write_predictions
 
 NAME = "predict"
 HELP = f"one method's predictions ({', '.join(METHODS)}) from the engine's log-probs"
@@ -25,8 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     predictions = predict(args.model_name, args.method, args.cf, args.pmi, args.mcf)
-    with atomic_path(args.output) as temp:
-        predictions.to_parquet(temp, index=False)
+    write_predictions(predictions, args.output)
     accuracy = predictions["correct"].mean()
     print(
         f"{args.model_name} / {predictions['task'].iloc[0]} / {args.method}: {100 * accuracy:.1f}",

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from olmes.requests.data import SOURCES
+from olmes.store.blobs import LAYOUTS
 from olmes.store.publish import publish
 
 NAME = "publish"
@@ -41,6 +42,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="bundle",
         help="the data the canonical requests are made from, to check the results' requests against",
     )
+    parser.add_argument(
+        "--logprobs",
+        choices=LAYOUTS,
+        default="external",
+        help="where the log-prob Parquet files go: the store's blobs/ folder, kept out of git and fetched "
+        "with olmes fetch-logprobs (external, the default), or the model folder (in-store)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
         replace=args.replace,
         data_source=args.source,
         robustness_only=args.robustness_only,
+        logprobs=args.logprobs,
     )
     for line in lines:
         print(line, file=sys.stderr)

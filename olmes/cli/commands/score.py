@@ -15,12 +15,11 @@ from pathlib import Path
 import pandas as pd
 
 from olmes.cli.argtypes import positive_int
-from olmes.core.atomic import atomic_path
 from olmes.core.errors import OlmesError
 from olmes.core.records import ScoreSummary, write_score_summary
 from olmes.core.resources import file_sha256
 from olmes.scoring.flags import task_flags
-from olmes.scoring.score import gather_predictions, score_task, summarize
+from olmes.scoring.score import gather_predictions, score_task, summarize, write_predictions
 
 NAME = "score"
 HELP = "score one model on one task from its CF, pmi and MCF log-prob files"
@@ -66,8 +65,7 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
     if args.task is not None and summary["task"] != args.task:
         raise OlmesError(f"{args.cf or args.mcf} holds task {summary['task']!r}, not {args.task!r}")
-    with atomic_path(args.predictions) as temp:
-        predictions.to_parquet(temp, index=False)
+    write_predictions(predictions, args.predictions)
     summary["predictions"] = {
         "path": os.path.relpath(args.predictions.resolve(), args.summary.resolve().parent),
         "sha256": file_sha256(args.predictions),

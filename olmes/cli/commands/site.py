@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
         scores = store.score_paths(args.store)
         requests = [*store.task_paths(args.store), *requests]
         models = models or store.model_infos(args.store)
-    written = build_site(scores, args.out, args.tables, requests, models, args.title, args.reproduction)
-    pages = sum(1 for path in written if path.suffix == ".html")
-    print(f"{pages} pages, {len(written)} files -> {args.out}/index.html", file=sys.stderr)
+    built = build_site(scores, args.out, args.tables, requests, models, args.title, args.reproduction)
+    pages = sum(1 for path in built.files if path.suffix == ".html")
+    reused = f" ({len(built.reused)} model data files reused from the previous site)" if built.reused else ""
+    print(f"{pages} pages, {len(built.files)} files{reused} -> {args.out}/index.html", file=sys.stderr)
     return 0

@@ -2,53 +2,64 @@
 (function () {
   "use strict";
 
+  var collator = new Intl.Collator(undefined, { sensitivity: "base", numeric: true });
+
   function cellValue(row, index) {
     var cell = row.children[index];
     if (!cell) return "";
     return cell.hasAttribute("data-sort") ? cell.getAttribute("data-sort") : cell.textContent.trim();
   }
 
+  /* Sort each body's rows by one column: every row's key is read once (no DOM read per comparison),
+     then the rows are appended in their new order in one go. Missing values always go last; ties
+     keep their current order. */
   function sortTable(table, index, type, direction) {
     var factor = direction === "ascending" ? 1 : -1;
     Array.prototype.forEach.call(table.tBodies, function (body) {
-      var rows = Array.prototype.filter.call(body.rows, function (row) {
-        return !row.classList.contains("group-label");
+      var entries = [];
+      Array.prototype.forEach.call(body.rows, function (row) {
+        if (row.classList.contains("group-label")) return;
+        var text = cellValue(row, index);
+        var key = type === "num" ? (text === "" ? NaN : parseFloat(text)) : text;
+        entries.push({ row: row, key: key, position: entries.length });
       });
-      rows.forEach(function (row, position) { row.dataset.position = String(position); });
-      rows.sort(function (a, b) {
-        var x = cellValue(a, index), y = cellValue(b, index);
+      entries.sort(function (a, b) {
+        var order;
         if (type === "num") {
-          var nx = x === "" ? NaN : parseFloat(x), ny = y === "" ? NaN : parseFloat(y);
-          if (isNaN(nx) && isNaN(ny)) return a.dataset.position - b.dataset.position;
-          if (isNaN(nx)) return 1;   /* missing values always last */
-          if (isNaN(ny)) return -1;
-          if (nx !== ny) return factor * (nx - ny);
-          return a.dataset.position - b.dataset.position;
+          var missingA = isNaN(a.key), missingB = isNaN(b.key);
+          if (missingA || missingB) order = missingA === missingB ? 0 : (missingA ? 1 : -1) * factor;
+          else order = a.key - b.key;
+        } else {
+          order = collator.compare(a.key, b.key);
         }
-        var order = x.localeCompare(y, undefined, { sensitivity: "base", numeric: true });
-        return order !== 0 ? factor * order : a.dataset.position - b.dataset.position;
+        return order !== 0 ? factor * order : a.position - b.position;
       });
-      rows.forEach(function (row) { body.appendChild(row); });
+      var fragment = document.createDocumentFragment();
+      entries.forEach(function (entry) { fragment.appendChild(entry.row); });
+      body.appendChild(fragment);
+    });
+  }
+
+  /* A header's sort button; the column is the header's place when clicked (a page may add columns). */
+  function initSortHeader(table, th) {
+    var button = th.querySelector("button");
+    if (!button) return;
+    button.addEventListener("click", function () {
+      var type = button.getAttribute("data-type") || "num";
+      var current = th.getAttribute("aria-sort");
+      var first = type === "num" && !button.hasAttribute("data-asc") ? "descending" : "ascending";
+      var next = current === first ? (first === "ascending" ? "descending" : "ascending") : first;
+      Array.prototype.forEach.call(th.parentNode.cells, function (other) {
+        if (other.hasAttribute("aria-sort")) other.setAttribute("aria-sort", "none");
+      });
+      th.setAttribute("aria-sort", next);
+      sortTable(table, th.cellIndex, type, next);
     });
   }
 
   function initSortable(table) {
-    var headers = table.tHead ? table.tHead.rows[0].cells : [];
-    Array.prototype.forEach.call(headers, function (th, index) {
-      var button = th.querySelector("button");
-      if (!button) return;
-      button.addEventListener("click", function () {
-        var type = button.getAttribute("data-type") || "num";
-        var current = th.getAttribute("aria-sort");
-        var first = type === "num" && !button.hasAttribute("data-asc") ? "descending" : "ascending";
-        var next = current === first ? (first === "ascending" ? "descending" : "ascending") : first;
-        Array.prototype.forEach.call(headers, function (other) {
-          if (other.hasAttribute("aria-sort")) other.setAttribute("aria-sort", "none");
-        });
-        th.setAttribute("aria-sort", next);
-        sortTable(table, index, type, next);
-      });
-    });
+    if (!table.tHead) return;
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) { initSortHeader(table, th); });
   }
 
   function initFilter(input) {
@@ -87,23 +98,158 @@
     apply();
   }
 
+  function chartError(element, text) {
+    element.textContent = text;
+    element.classList.add("chart-error");
+  }
+
+  function drawChart(element, spec) {
+    element.removeAttribute("data-rendered");
+    return window.vegaEmbed(element, spec, { mode: "vega-lite", renderer: "svg", actions: false, tooltip: true })
+      .then(function () { element.setAttribute("data-rendered", "true"); })
+      .catch(function (error) {
+        chartError(element, "The chart could not be drawn: " + error);
+        console.error(error);
+      });
+  }
+
   function renderCharts() {
     var charts = document.querySelectorAll(".chart[data-spec]");
     Array.prototype.forEach.call(charts, function (element) {
       var source = document.getElementById(element.getAttribute("data-spec"));
       if (!source || typeof window.vegaEmbed !== "function") {
-        element.textContent = "The chart library did not load.";
-        element.classList.add("chart-error");
+        chartError(element, "The chart library did not load.");
         return;
       }
-      var spec = JSON.parse(source.textContent);
-      window.vegaEmbed(element, spec, { mode: "vega-lite", renderer: "svg", actions: false, tooltip: true })
-        .then(function () { element.setAttribute("data-rendered", "true"); })
-        .catch(function (error) {
-          element.textContent = "The chart could not be drawn: " + error;
-          element.classList.add("chart-error");
-          console.error(error);
+      drawChart(element, JSON.parse(source.textContent));
+    });
+    Array.prototype.forEach.call(document.querySelectorAll(".picker[data-chart]"), initPicker);
+  }
+
+  /* charts/<id>.js (window.OLMES_CHART_DATA[id]: the rows of the models not drawn at first), loaded
+     once, on the first pick: a script element, since browsers refuse fetch on file://. */
+  function loadChartData(picker, id, done) {
+    var store = window.OLMES_CHART_DATA || {};
+    if (store[id]) { done(store[id]); return; }
+    var script = document.createElement("script");
+    script.src = picker.getAttribute("data-src");
+    script.onload = function () { done((window.OLMES_CHART_DATA || {})[id]); };
+    script.onerror = function () { done(null); };
+    document.head.appendChild(script);
+  }
+
+  function pickedRows(data, name) {
+    return (data.rows[name] || []).map(function (values) {
+      var row = {};
+      row[data.key] = name;
+      data.fields.forEach(function (field, k) { row[field] = values[k]; });
+      return row;
+    });
+  }
+
+  /* The picked model's columns in the table of the chart's numbers, as the picker's data-table-*
+     attributes name them: a column per value of data-table-column (e.g. CF, MCF), the value
+     data-table-value of the row whose data-name is the lower-cased data-table-row (e.g. a subject). */
+  function addTableColumns(picker, table, name, rows) {
+    var rowField = picker.getAttribute("data-table-row"), valueField = picker.getAttribute("data-table-value");
+    var columnField = picker.getAttribute("data-table-column");
+    var columns = {};
+    rows.forEach(function (row) {
+      var column = columns[row[columnField]] || (columns[row[columnField]] = {});
+      column[String(row[rowField]).toLowerCase()] = row[valueField];
+    });
+    Object.keys(columns).sort().forEach(function (label) {
+      var th = document.createElement("th");
+      th.scope = "col";
+      th.className = "num";
+      th.setAttribute("aria-sort", "none");
+      th.setAttribute("data-model", name);
+      var button = document.createElement("button");
+      button.type = "button";
+      button.setAttribute("data-type", "num");
+      button.textContent = name + " " + label;
+      th.appendChild(button);
+      table.tHead.rows[0].appendChild(th);
+      initSortHeader(table, th);
+      Array.prototype.forEach.call(table.tBodies, function (body) {
+        Array.prototype.forEach.call(body.rows, function (tr) {
+          var value = columns[label][tr.getAttribute("data-name")];
+          var td = document.createElement("td");
+          td.className = "num";
+          td.setAttribute("data-model", name);
+          td.setAttribute("data-sort", value === undefined ? "" : String(value));
+          td.textContent = value === undefined ? "–" : value.toFixed(1);
+          tr.appendChild(td);
         });
+      });
+    });
+  }
+
+  function removeTableColumns(table, name) {
+    Array.prototype.forEach.call(table.querySelectorAll("[data-model]"), function (cell) {
+      if (cell.getAttribute("data-model") === name) cell.remove();
+    });
+  }
+
+  /* A chart's picker: a name (from the datalist of every other model) adds that model's rows to the
+     chart, which is drawn again; each added model is listed with a button that takes it out. */
+  function initPicker(picker) {
+    var id = picker.getAttribute("data-chart");
+    var element = document.getElementById(id);
+    var source = document.getElementById(id + "-spec");
+    var input = picker.querySelector(".picker-input");
+    if (!element || !source || !input) return;
+    var list = picker.querySelector(".picked"), status = picker.querySelector(".picker-status");
+    var table = document.getElementById(picker.getAttribute("data-table") || "");
+    var base = JSON.parse(source.textContent);
+    var picked = [];
+
+    function redraw(data) {
+      var spec = JSON.parse(JSON.stringify(base));
+      picked.forEach(function (name) { spec.data.values = spec.data.values.concat(pickedRows(data, name)); });
+      element.setAttribute("data-picked", picked.join("\n"));
+      return drawChart(element, spec);
+    }
+
+    function add(name) {
+      loadChartData(picker, id, function (data) {
+        if (!data) { status.textContent = "The data of the other models did not load."; return; }
+        if (!Object.prototype.hasOwnProperty.call(data.rows, name)) {
+          status.textContent = "No other model is named “" + name + "”: pick one from the list.";
+          return;
+        }
+        input.value = "";
+        if (picked.indexOf(name) !== -1) return;
+        picked.push(name);
+        status.textContent = "Added " + name + ".";
+        var item = document.createElement("li");
+        item.textContent = name + " ";
+        var remove = document.createElement("button");
+        remove.type = "button";
+        remove.textContent = "×";
+        remove.setAttribute("aria-label", "Remove " + name);
+        remove.addEventListener("click", function () {
+          picked.splice(picked.indexOf(name), 1);
+          item.remove();
+          if (table) removeTableColumns(table, name);
+          status.textContent = "Removed " + name + ".";
+          redraw(data);
+        });
+        item.appendChild(remove);
+        list.appendChild(item);
+        if (table) addTableColumns(picker, table, name, pickedRows(data, name));
+        redraw(data);
+      });
+    }
+
+    input.addEventListener("keydown", function (event) {
+      if (event.key === "Enter" && input.value.trim()) { event.preventDefault(); add(input.value.trim()); }
+    });
+    input.addEventListener("input", function (event) {  /* a choice from the datalist */
+      if (event.inputType === "insertReplacementText" || event.inputType === undefined) add(input.value.trim());
+    });
+    picker.querySelector(".picker-add").addEventListener("click", function () {
+      if (input.value.trim()) add(input.value.trim());
     });
   }
 

@@ -1,0 +1,336 @@
+"""The leaderboard at 50, 200 and 500 models: what the Pages build, the site and git cost, and how each
+cost grows with the number of models N.
+
+Per store (made with ``benchmarks/synthetic_store.py``; run nothing else on the machine meanwhile):
+
+- ``olmes tables --store`` and ``olmes site --store`` (what ``scripts/build_pages.sh`` runs): wall
+  time and peak memory (max RSS) of each;
+- the site: files, total size, largest file; for every page, the bytes it loads before first render
+  (the page and the scripts and styles it references; the largest of all pages is printed);
+- in headless Chromium, served over HTTP as Pages serves it, one page of each kind (the leaderboard,
+  the MMLU and ARC-Challenge task pages, a model page, a reported page, MMLU's subjects, CF vs MCF,
+  Robustness): time to first render (the page's content drawn) and bytes fetched before it;
+  sorting the leaderboard (a header click until the rows are re-laid out);
+- the rebuild after one model is added (``--rebuild``, largest store): the store gets one more
+  synthetic model and ``build_pages.sh`` runs again into the same site;
+- git growth per published model (``--git``): the store's model folders committed in a scratch git
+  repository one by one; the growth of its objects (zlib-compressed, as git stores them) per model.
+
+Then each cost is fitted as a + b·N over the stores and printed with its per-model slope.
+
+    .venv/bin/python benchmarks/leaderboard_at_scale.py /tmp/synth/store-50 /tmp/synth/store-200 \\
+        /tmp/synth/store-500 [--rebuild] [--git 5] [--repeat 3]
+
+Needs /usr/bin/chromium and playwright (as the site tests do).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+CHROMIUM = Path("/usr/bin/chromium")
+MiB = 2**20
+# page kind -> (path in the site, what is drawn once its first render is done)
+PAGE_KINDS = {
+    "leaderboard": ("index.html", "#leaderboard tbody tr"),
+    "task MMLU": ("tasks/mmlu.html", "#browser-list .instance"),
+    "task ARC-Challenge": ("tasks/arc_challenge.html", "#browser-list .instance"),
+    "model page": (None, "main"),
+    "reported page": (None, "main"),
+    "MMLU subjects": ("mmlu.html", ".chart[data-rendered=true]"),
+    "CF vs MCF": ("cf-vs-mcf.html", ".chart[data-rendered=true]"),
+    "Robustness": ("robustness.html", "main"),
+}
+REFERENCED = re.compile(r"""<(?:script|link)\b[^>]*?(?:src|href)="([^"#?]+\.(?:js|css))\"""")
+
+
+def measured(command: list[str]) -> tuple[float, int]:
+    """Run ``command``; its wall time (s) and peak RSS (bytes), measured by a wrapper process."""
+    probe = (
+        "import resource, subprocess, sys, time; t = time.monotonic(); "
+        "code = subprocess.run(sys.argv[1:]).returncode; "
+        "print(time.monotonic() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(code)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, *command], capture_output=True, text=True, cwd=REPO)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
+    seconds, rss_kib = done.stdout.split()[-2:]
+    return float(seconds), int(rss_kib) * 1024
+
+
+def pages_build(store: Path, site: Path, tables: Path) -> dict:
+    """What build_pages.sh runs, step by step."""
+    t_seconds, t_rss = measured(
+        [str(BIN / "olmes"), "tables", "--store", str(store), "--reported", "--out", str(tables)]
+    )
+    s_seconds, s_rss = measured([str(BIN / "olmes"), "site", "--store", str(store), "--tables", str(tables),
+                                 "--out", str(site)])  # fmt: skip
+    return {"tables_s": t_seconds, "tables_rss": t_rss, "site_s": s_seconds, "site_rss": s_rss,
+            "build_s": t_seconds + s_seconds}  # fmt: skip
+
+
+def site_sizes(site: Path) -> dict:
+    files = [path for path in site.rglob("*") if path.is_file()]
+    largest = max(files, key=lambda path: path.stat().st_size)
+    heaviest, heaviest_bytes = None, 0
+    for page in site.rglob("*.html"):
+        size = page_bytes(site, page)
+        if size > heaviest_bytes:
+            heaviest, heaviest_bytes = page, size
+    return {
+        "files": len(files),
+        "pages": sum(1 for path in files if path.suffix == ".html"),
+        "site_bytes": sum(path.stat().st_size for path in files),
+        "largest_file": str(largest.relative_to(site)),
+        "largest_bytes": largest.stat().st_size,
+        "heaviest_page": str(heaviest.relative_to(site)),
+        "heaviest_page_bytes": heaviest_bytes,
+    }
+
+
+def page_bytes(site: Path, page: Path) -> int:
+    """The page and every script and style it references by a relative URL (what it loads up front)."""
+    html = page.read_text(encoding="utf-8")
+    total = len(html.encode())
+    for reference in set(REFERENCED.findall(html)):
+        target = (page.parent / reference).resolve()
+        if target.is_file() and site.resolve() in target.parents:
+            total += target.stat().st_size
+    return total
+
+
+class _Server:
+    """The site over HTTP on 127.0.0.1 (as Pages serves it), in a thread."""
+
+    def __init__(self, site: Path):
+        handler = functools.partial(_QuietHandler, directory=str(site))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+def browser_costs(site: Path, repeat: int) -> dict:
+    """Per page kind: the slowest first render of ``repeat`` cold loads and the bytes fetched before it;
+    and the slowest of ``repeat`` sorts of the leaderboard."""
+    from playwright.sync_api import sync_playwright
+
+    pages = dict(PAGE_KINDS)
+    pages["model page"] = (str(next(iter(sorted(site.glob("models/*.html")))).relative_to(site)), "main")
+    reported = sorted(site.glob("reported/*.html"))
+    if reported:
+        pages["reported page"] = (str(reported[0].relative_to(site)), "main")
+    else:
+        del pages["reported page"]
+    server = _Server(site)
+    results = {}
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                                 args=["--no-sandbox", "--disable-gpu"])  # fmt: skip
+            for kind, (path, drawn) in pages.items():
+                if not (site / path).is_file():
+                    continue
+                loads = [_first_render(browser, server.url + path, site, drawn) for _ in range(repeat)]
+                results[kind] = {
+                    "path": path,
+                    "seconds": max(s for s, _ in loads),
+                    "bytes": max(b for _, b in loads),
+                }
+            results["sort"] = {"ms": max(_sort_ms(browser, server.url + "index.html") for _ in range(repeat))}
+            browser.close()
+    finally:
+        server.close()
+    return results
+
+
+def _first_render(browser, url: str, site: Path, drawn: str) -> tuple[float, int]:
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    fetched: dict[str, int] = {}
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda msg: msg.type == "error" and errors.append(msg.text))
+    page.on(
+        "requestfinished",
+        lambda request: fetched.setdefault(request.url, _served_size(site, url, request.url)),
+    )
+    started = time.monotonic()
+    page.goto(url, wait_until="commit")
+    page.wait_for_selector(drawn, timeout=120_000)
+    seconds = time.monotonic() - started
+    before = sum(fetched.values())
+    context.close()
+    if errors:
+        raise SystemExit(f"{url}: console errors: {errors[:3]}")
+    return seconds, before
+
+
+def _served_size(site: Path, base: str, url: str) -> int:
+    root = base[: base.index("/", len("http://")) + 1]
+    path = site / url[len(root) :].split("?")[0].split("#")[0]
+    return path.stat().st_size if path.is_file() else 0
+
+
+def _sort_ms(browser, url: str) -> float:
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("#leaderboard tbody tr")
+    ms = page.evaluate(
+        """async () => {
+            const header = document.querySelectorAll('#leaderboard thead th')[2];
+            const started = performance.now();
+            header.click();
+            await new Promise(done => requestAnimationFrame(() => setTimeout(done, 0)));
+            return performance.now() - started;
+        }"""
+    )
+    context.close()
+    return ms
+
+
+def rebuild_after_one(store: Path, site: Path, tables: Path, work: Path) -> dict:
+    """Add one synthetic model to a copy of ``store`` and rebuild ``site`` (already built) from it."""
+    grown = work / "store-plus-one"
+    subprocess.run(["cp", "-al", str(store), str(grown)], check=True)
+    models = sum(1 for _ in (grown / "models").iterdir())
+    maker = [sys.executable, str(REPO / "benchmarks" / "synthetic_store.py"), str(grown)]
+    subprocess.run([*maker, "--models", str(models + 1), "--jobs", "1"], check=True, cwd=REPO)
+    return pages_build(grown, site, tables)
+
+
+def git_growth(store: Path, count: int, work: Path) -> dict:
+    """Commit the store without its last ``count`` models, then each of them: bytes of new git objects
+    (zlib-compressed loose objects, an upper bound of what a packed push adds) per model."""
+    repo = work / "git-growth"
+    models = sorted(p.name for p in (store / "models").iterdir())
+    shutil.copytree(store, repo, ignore=shutil.ignore_patterns("blobs", *models[-count:]))
+    git = functools.partial(_git, repo)
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "base")
+    growth = []
+    for model in models[-count:]:
+        before = _objects_bytes(repo)
+        shutil.copytree(
+            store / "models" / model, repo / "models" / model, ignore=shutil.ignore_patterns("blobs")
+        )
+        git("add", "-A")
+        git("commit", "-qm", model)
+        growth.append(_objects_bytes(repo) - before)
+    return {"per_model_bytes": float(np.mean(growth)), "max_bytes": max(growth), "models": count}
+
+
+def _git(repo: Path, *args: str) -> None:
+    env = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b",
+           "GIT_COMMITTER_EMAIL": "b@b", "PATH": "/usr/bin:/bin"}  # fmt: skip
+    subprocess.run(["git", *args], cwd=repo, check=True, env=env)
+
+
+def _objects_bytes(repo: Path) -> int:
+    return sum(p.stat().st_size for p in (repo / ".git" / "objects").rglob("*") if p.is_file())
+
+
+def fit(ns: list[int], values: list[float]) -> str:
+    """a + b·N by least squares (exact with two stores)."""
+    if len(ns) < 2:
+        return ""
+    slope, intercept = np.polyfit(ns, values, 1)
+    return f"{intercept:.3g} + {slope:.3g}·N"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("stores", nargs="+", type=Path)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--rebuild", action="store_true", help="time the rebuild after one model is added")
+    parser.add_argument("--git", type=int, default=0, help="measure git growth over this many models")
+    parser.add_argument("--json", type=Path, help="also write the numbers here")
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for store in args.stores:
+            work = Path(tmp) / store.name
+            work.mkdir()
+            n = sum(1 for _ in (store / "models").iterdir())
+            row = {"N": n, **pages_build(store, work / "site", work / "tables")}
+            row.update(site_sizes(work / "site"))
+            row["browser"] = browser_costs(work / "site", args.repeat)
+            if args.rebuild and store == args.stores[-1]:
+                row["rebuild"] = rebuild_after_one(store, work / "site", work / "tables", work)
+            if args.git and store == args.stores[-1]:
+                row["git"] = git_growth(store, args.git, work)
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr)
+    print_table(rows)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def print_table(rows: list[dict]) -> None:
+    ns = [row["N"] for row in rows]
+    lines = [
+        ("olmes tables: time (s)", [r["tables_s"] for r in rows], "{:.1f}"),
+        ("olmes tables: peak memory (MiB)", [r["tables_rss"] / MiB for r in rows], "{:.0f}"),
+        ("olmes site: time (s)", [r["site_s"] for r in rows], "{:.1f}"),
+        ("olmes site: peak memory (MiB)", [r["site_rss"] / MiB for r in rows], "{:.0f}"),
+        ("Pages build (tables + site) (s)", [r["build_s"] for r in rows], "{:.1f}"),
+        ("site: files", [r["files"] for r in rows], "{:.0f}"),
+        ("site: total (MiB)", [r["site_bytes"] / MiB for r in rows], "{:.1f}"),
+        ("site: largest file (MiB)", [r["largest_bytes"] / MiB for r in rows], "{:.2f}"),
+        (
+            "heaviest page, all it loads up front (MiB)",
+            [r["heaviest_page_bytes"] / MiB for r in rows],
+            "{:.2f}",
+        ),
+    ]
+    for kind in rows[0]["browser"]:
+        if kind == "sort":
+            continue
+        lines.append((f"{kind}: first render (s)", [r["browser"][kind]["seconds"] for r in rows], "{:.2f}"))
+        lines.append(
+            (f"{kind}: fetched before it (MiB)", [r["browser"][kind]["bytes"] / MiB for r in rows], "{:.2f}")
+        )
+    lines.append(("leaderboard sort (ms)", [r["browser"]["sort"]["ms"] for r in rows], "{:.0f}"))
+    print("| cost | " + " | ".join(f"N = {n}" for n in ns) + " | fit |")
+    print("|---|" + "---|" * len(ns) + "---|")
+    for label, values, form in lines:
+        print(f"| {label} | " + " | ".join(form.format(v) for v in values) + f" | {fit(ns, values)} |")
+    for row in rows:
+        print(f"\nN = {row['N']}: largest file {row['largest_file']}; heaviest page {row['heaviest_page']}")
+        if "rebuild" in row:
+            r = row["rebuild"]
+            print(f"rebuild after adding one model: tables {r['tables_s']:.1f} s + site {r['site_s']:.1f} s "
+                  f"= {r['build_s']:.1f} s (full build {row['build_s']:.1f} s)")  # fmt: skip
+        if "git" in row:
+            g = row["git"]
+            print(f"git growth per published model: {g['per_model_bytes'] / MiB:.2f} MiB on average over "
+                  f"{g['models']} models (max {g['max_bytes'] / MiB:.2f} MiB)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""What the tables need of one model x task's predictions file, small, and cached by content.
+
+``olmes tables`` reads each predictions file for three facts: the chance accuracy, the flags
+(olmes/scoring/flags.py) and the per-instance correctness of the method that decided the score (the
+paired bootstrap). At 500 models that is 5,000 Parquet files; holding them all in memory takes
+gigabytes and reading them is most of a build. A digest keeps just those facts: it is computed once per
+predictions file and kept under ``$OLMES_CACHE_DIR/tables/`` as ``<key>.npz``, where the key is the
+SHA-256 of the predictions file, of its summary and this module's ``DIGEST_VERSION``. A rebuild after
+one model is added reads only that model's predictions. A cache file that does not read back (its zip
+checks a CRC per member) is computed again; nothing in it can outlive a change of its inputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from olmes.core.atomic import atomic_path
+from olmes.core.records import ScoreSummary, TaskFlag
+from olmes.core.resources import cache_dir
+from olmes.scoring.flags import chance_accuracy, task_flags
+
+DIGEST_VERSION = 1
+# the predictions columns a digest is made of (the file's others, e.g. top_gap, are not read)
+COLUMNS = ["method", "instance_index", "native_id", "subject", "label", "num_choices", "prediction",
+           "correct", "near_tie", "nonfinite"]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PredictionDigest:
+    """One model x task's facts for the tables; the arrays are the deciding method's rows, in file order.
+
+    Instance ids and subjects are kept compact (a digest is read for every model x task of a build):
+    the ids as one JSON text, compared as bytes and parsed only where two runs scored different
+    instances; the subjects as codes into their sorted names."""
+
+    chance: float
+    flags: list[TaskFlag]
+    instance_index: np.ndarray  # int64
+    native_ids: bytes  # the rows' native ids, a JSON list in UTF-8
+    subject_codes: np.ndarray | None  # int32 positions in subject_names; None: the task has no subjects
+    subject_names: list[str]  # sorted, so the codes sort as the names do
+    correct: np.ndarray  # bool
+
+    def native_id(self) -> np.ndarray:
+        return np.array(json.loads(self.native_ids), dtype=object)
+
+    def subject(self) -> np.ndarray | None:
+        """Each row's subject, or None."""
+        return (
+            None
+            if self.subject_codes is None
+            else np.array(self.subject_names, dtype=object)[self.subject_codes]
+        )
+
+
+def digest_of(
+    summary: ScoreSummary, summary_path: Path, read: Callable[[], pd.DataFrame]
+) -> PredictionDigest:
+    """The digest of a summary's predictions: from the cache, else computed with ``read()`` and cached."""
+    key = _key(summary, summary_path)
+    path = cache_dir() / "tables" / f"{key}.npz"
+    if path.is_file():
+        try:
+            return _load(path)
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+            pass  # computed again below and written over
+    digest = compute(summary, read())
+    _save(digest, path)
+    return digest
+
+
+def compute(summary: ScoreSummary, predictions: pd.DataFrame) -> PredictionDigest:
+    """The digest of ``predictions`` (the file ``summary`` points to; :data:`COLUMNS` suffice)."""
+    best = summary.get("best_of_two")
+    methods = predictions["method"].to_numpy(dtype=object)
+    rows = methods == (best["method"] if best else methods[0])
+    subject = predictions["subject"].to_numpy(dtype=object)[rows]
+    names, codes = [], None
+    if not pd.isna(subject).all():
+        names, inverse = np.unique(subject.astype(str), return_inverse=True)
+        names, codes = [str(name) for name in names], inverse.astype(np.int32)
+    native_ids = predictions["native_id"].astype(str).to_numpy(dtype=object)[rows].tolist()
+    return PredictionDigest(
+        chance=chance_accuracy(predictions),
+        flags=task_flags(summary, predictions),
+        instance_index=predictions["instance_index"].to_numpy(dtype=np.int64)[rows],
+        native_ids=json.dumps(native_ids, ensure_ascii=False, separators=(",", ":")).encode(),
+        subject_codes=codes,
+        subject_names=names,
+        correct=predictions["correct"].to_numpy(dtype=bool)[rows],
+    )
+
+
+def read_columns(path: Path) -> pd.DataFrame:
+    """The :data:`COLUMNS` a predictions file has (files made before ``nonfinite`` existed lack it)."""
+    present = set(pq.read_schema(path).names)
+    return pd.read_parquet(path, columns=[name for name in COLUMNS if name in present])
+
+
+def _key(summary: ScoreSummary, summary_path: Path) -> str:
+    text = f"{DIGEST_VERSION}\n{summary['predictions']['sha256']}\n{_file_sha256(summary_path)}"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _save(digest: PredictionDigest, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    facts = {"chance": digest.chance, "flags": digest.flags, "subject_names": digest.subject_names}
+    arrays = {
+        "facts": np.frombuffer(json.dumps(facts).encode(), dtype=np.uint8),
+        "native_ids": np.frombuffer(digest.native_ids, dtype=np.uint8),
+        "instance_index": digest.instance_index,
+        "correct": digest.correct,
+    }
+    if digest.subject_codes is not None:
+        arrays["subject_codes"] = digest.subject_codes
+    with atomic_path(path) as temp, open(temp, "wb") as sink:
+        np.savez(sink, **arrays)
+
+
+def _load(path: Path) -> PredictionDigest:
+    with np.load(path, allow_pickle=False) as found:
+        facts = json.loads(found["facts"].tobytes())
+        return PredictionDigest(
+            chance=facts["chance"],
+            flags=facts["flags"],
+            instance_index=found["instance_index"],
+            native_ids=found["native_ids"].tobytes(),
+            subject_codes=found["subject_codes"] if "subject_codes" in found.files else None,
+            subject_names=facts["subject_names"],
+            correct=found["correct"],
+        )
