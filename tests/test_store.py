@@ -20,11 +20,9 @@ from olmes.core.errors import OlmesError
 from olmes.core.records import olmes_score, write_records, write_run_record
 from olmes.logprobs.runner import hardware, write_parquet
 from olmes.requests.tasks import TASKS, get_task
-from olmes.scoring import score as scoring
 from olmes.store import blobs
 from olmes.store import publish as store
-from olmes.tables import paper as tables
-from olmes.tables.results import load_scores
+from olmes.store.verify import verify_store
 from tests.helpers import run_record
 
 TASK = "openbookqa"  # 500 instances, scores pmi: three request sets
@@ -62,6 +60,7 @@ def write_logprobs(folder: Path, model: str, request_set: str, rows, fingerprint
     record = run_record(model, TASK, request_set)
     record.update(
         model=f"/models/{model}",
+        model_path=str(folder / ".cache" / model),  # as the engine records it: a folder of this machine
         model_fingerprint=fingerprint,
         hardware=hardware("cpu"),
         requests_file=str(requests),
@@ -239,51 +238,16 @@ def test_the_committed_store_is_canonical() -> None:
     }
 
 
-def test_committed_accuracies_recompute_from_their_logprobs() -> None:
-    """Every accuracy of every committed score summary comes out again from the store's log-probs."""
+def test_committed_store_verifies() -> None:
+    """The repository's store passes olmes verify as it stands: every accuracy of every committed
+    score summary comes out again from the store's log-probs, and the README's table of published
+    results (each row's numbers and the averages line) equals the store."""
     root = Path(__file__).resolve().parent.parent / "leaderboard"
-    checked = 0
-    for source in store.sources(root):
-        for task in source.tasks():
-            summary = json.loads((source.scores / f"{task}.scores.json").read_text())
-            files = {
-                name: blobs.logprob_file(root, source.logprobs, f"{task}.{name}.parquet", entry["sha256"])
-                for name, entry in summary["inputs"].items()
-            }
-            inputs = {f"{name}_path": path for name, path in files.items()}
-            _, again = scoring.score_task(source.model, **inputs, limit=summary["limit"])
-            assert again["methods"] == summary["methods"], (source.model, task)
-            assert again["best_of_two"] == summary["best_of_two"]
-            checked += 1
-    assert checked == 20  # 2 models x 10 tasks
-
-
-def test_readme_numbers_are_the_stores() -> None:
-    """The README's table of published results: each row's numbers are those of the file it links."""
-    repo = Path(__file__).resolve().parent.parent
-    lines = (repo / "README.md").read_text().splitlines()
-    rows = [line for line in lines if "scores.json](leaderboard/" in line]
-    assert len(rows) == 20  # one row per store model x task: 2 x 10
-    for row in rows:
-        cells = [cell.strip() for cell in row.strip("|").split("|")]
-        path = repo / cells[5].split("](")[1].rstrip(")")
-        summary = json.loads(path.read_text())
-        olmes = olmes_score(summary)
-        record = store.read_model_record(repo / "leaderboard", summary["model"])
-        assert cells[0] == record["display_name"] and cells[1] == summary["display_name"]
-        assert cells[2] == f"{100 * olmes['score']:.1f}" + ("†" if olmes["dagger"] else "")
-        cf_norm = olmes["cf_method"].removeprefix("cf_")
-        assert cells[3] == f"{100 * summary['methods'][olmes['cf_method']]['accuracy']:.1f} ({cf_norm})"
-        assert cells[4] == f"{100 * summary['methods']['mcf']['accuracy']:.1f}"
-    # "OLMES average over the 10 tasks: <model> <average>, ..." is Table 4's Average column
-    averages = next(line for line in lines if line.startswith("OLMES average over the 10 tasks:"))
-    stated = dict(pair.rsplit(" ", 1) for pair in averages.split(":", 1)[1].strip().rstrip(".").split(", "))
-    leaderboard = repo / "leaderboard"
-    table = tables.table4(load_scores(store.score_paths(leaderboard), store.model_infos(leaderboard)))
-    complete = {
-        record["display_name"]: record["Average"] for record in table.records if record["Average"] is not None
-    }
-    assert stated == {model: f"{100 * average:.1f}" for model, average in complete.items()}
+    found = verify_store(root)
+    assert [problem.line() for problem in found.problems] == []
+    assert found.results >= 20 and not found.notes  # 2 models x 10 tasks, and their robustness results
+    readme = (root.parent / "README.md").read_text()
+    assert readme.count("scores.json](leaderboard/") == 20  # one row per store model x task: 2 x 10
 
 
 def _snapshot(root: Path, skip: str | None = None) -> dict[str, bytes]:

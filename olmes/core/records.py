@@ -13,7 +13,7 @@ import json
 import os
 import types
 import typing
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict, TypeVar, is_typeddict
 
@@ -92,7 +92,7 @@ class RunRecord(TypedDict):
 
     model: str
     model_kind: str
-    model_path: str
+    model_path: NotRequired[str]  # the local folder loaded; the store leaves it out (olmes.store.portable)
     model_revision: str
     model_fingerprint: str
     dtype: str
@@ -593,28 +593,36 @@ def _inner_problem(value: Any, annotation: Any) -> tuple[str, str | None] | None
 
 
 def _matches(value: Any, annotation: Any) -> bool:
+    return _matcher(annotation)(value)
+
+
+@functools.cache
+def _matcher(annotation: Any) -> Callable[[Any], bool]:
+    """The check of a value against ``annotation``, built once per annotation (a summary of MMLU is
+    hundreds of checks, a store of 500 models thousands of summaries)."""
     if annotation is Any:
-        return True
+        return lambda value: True
     origin = typing.get_origin(annotation)
     if origin in (types.UnionType, typing.Union):
-        return any(_matches(value, member) for member in typing.get_args(annotation))
+        members = [_matcher(member) for member in typing.get_args(annotation)]
+        return lambda value: any(member(value) for member in members)
     if origin is Literal:
-        return value in typing.get_args(annotation)
+        allowed = typing.get_args(annotation)
+        return lambda value: value in allowed
     if is_typeddict(annotation):
-        return isinstance(value, dict) and _problem(value, annotation) is None
+        return lambda value: isinstance(value, dict) and _problem(value, annotation) is None
     if origin is list:
-        (item,) = typing.get_args(annotation)
-        return isinstance(value, list) and all(_matches(element, item) for element in value)
+        item = _matcher(typing.get_args(annotation)[0])
+        return lambda value: isinstance(value, list) and all(item(element) for element in value)
     if origin is dict:
-        _, item = typing.get_args(annotation)
-        return isinstance(value, dict) and all(_matches(element, item) for element in value.values())
+        item = _matcher(typing.get_args(annotation)[1])
+        return lambda value: isinstance(value, dict) and all(item(element) for element in value.values())
     if annotation is type(None):
-        return value is None
-    if annotation is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if annotation is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, annotation)
+        return lambda value: value is None
+    if annotation in (float, int):
+        kinds = int | float if annotation is float else int
+        return lambda value: isinstance(value, kinds) and not isinstance(value, bool)
+    return lambda value: isinstance(value, annotation)
 
 
 def _describe(annotation: Any) -> str:

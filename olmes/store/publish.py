@@ -18,7 +18,9 @@ SHA-256 against requests regenerated here), partial results unless asked, and an
 task unless asked to replace it. Log-prob files go to the store's blobs/ (or, asked, into the model
 folder). A model folder is built beside the old one and swapped in, so an interrupted publish leaves
 the store as it was. Nothing in the store depends on the order in which
-models were published: two stores filled on two machines merge into the same leaderboard.
+models were published: two stores filled on two machines merge into the same leaderboard. Nothing
+in it names a folder of the publishing machine either: summaries, rotations reports and run records
+go in in their portable form (olmes.store.portable).
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from olmes import __version__
 from olmes.core.atomic import atomic_dir, atomic_path, write_json_atomic
@@ -54,6 +57,7 @@ from olmes.requests.prompts import STANDARD_VARIANT
 from olmes.requests.tasks import REQUEST_SETS, TASKS
 from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, read_rotation_report
 from olmes.store.blobs import LAYOUTS, blob_path, check_host, ignore_blobs, logprob_file
+from olmes.store.portable import LOGPROBS, SCORES, is_provenance, write_portable
 from olmes.tables.results import ModelInfo, read_models_file
 
 MODEL_RECORD = "model.json"
@@ -119,7 +123,7 @@ def model_infos(root: str | Path) -> list[ModelInfo]:
 def score_paths(root: str | Path) -> list[Path]:
     """What the tables read: each model's score summaries and its robustness results, if any."""
     models = [Path(root) / "models" / name for name in model_names(root)]
-    return [folder / kind for folder in models for kind in ("scores", ROBUSTNESS) if (folder / kind).is_dir()]
+    return [folder / kind for folder in models for kind in (SCORES, ROBUSTNESS) if (folder / kind).is_dir()]
 
 
 def task_paths(root: str | Path) -> list[Path]:
@@ -180,7 +184,7 @@ def sources(origin: str | Path, models: list[str] | None = None) -> list[Source]
     if is_store(origin):
         infos = {info.name: info for info in model_infos(origin)}
         base = origin / "models"
-        found = {name: (base / name / "scores", base / name / "logprobs") for name in infos}
+        found = {name: (base / name / SCORES, base / name / LOGPROBS) for name in infos}
     else:
         if not (origin / "scores").is_dir():
             raise OlmesError(
@@ -523,12 +527,12 @@ def _write_model(
         new = {item.task for item in checked}
         for task in [t for t in kept if t not in new]:
             for path in final.glob(f"*/{task}.*"):
-                _copy(path, staging / path.parent.name / path.name)
+                _copy_into(staging, f"{path.parent.name}/{path.name}", path)
         for item in checked:
             for path in item.files:
-                kind = "scores" if path.parent == source.scores else "logprobs"
-                _copy(path, staging / kind / path.name)
-            place(item.logprobs, staging / "logprobs")
+                kind = SCORES if path.parent == source.scores else LOGPROBS
+                _copy_into(staging, f"{kind}/{path.name}", path)
+            place(item.logprobs, staging / LOGPROBS)
         tasks = {task: entry for task, entry in kept.items() if task not in new}
         tasks.update({item.task: _task_entry(item) for item in checked})
         kept_robustness = old.get(ROBUSTNESS, {}) if same_weights else {}
@@ -547,10 +551,10 @@ def _write_robustness(
     for kind, entries in kept.items():
         for task in [t for t in entries if (kind, t) not in new]:
             for path in (final / ROBUSTNESS / kind).glob(f"{task}.*"):
-                _copy(path, staging / ROBUSTNESS / kind / path.name)
+                _copy_into(staging, f"{ROBUSTNESS}/{kind}/{path.name}", path)
     for item in extra:
         for path in item.files:
-            _copy(path, staging / ROBUSTNESS / item.kind / path.name)
+            _copy_into(staging, f"{ROBUSTNESS}/{item.kind}/{path.name}", path)
         place(item.logprobs, staging / ROBUSTNESS / item.kind)
     entries = {kind: {t: e for t, e in tasks.items() if (kind, t) not in new} for kind, tasks in kept.items()}
     for item in extra:
@@ -597,7 +601,14 @@ def _logprob_writer(store: Path, layout: str) -> Iterator[PlaceLogprobs]:
 
 
 def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    """When a result is published: ``SOURCE_DATE_EPOCH`` (seconds since 1970, UTC) when set, so that
+    two publishes of the same results give the same store bytes (the reproducible-builds
+    convention), else the clock's time."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch is not None and not epoch.strip().isdigit():
+        raise OlmesError(f"SOURCE_DATE_EPOCH={epoch!r} is not a whole number of seconds; unset or fix it")
+    seconds = time.time() if epoch is None else int(epoch)
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
 def _cost(runs: list[dict]) -> dict:
@@ -612,6 +623,15 @@ def _copy(source: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(target) as temp:
         shutil.copyfile(source, temp)
+
+
+def _copy_into(staging: Path, relative: str, source: Path) -> None:
+    """Copy ``source`` to ``relative`` in the model folder being built; a summary, rotations report
+    or run record in the store's portable form (olmes.store.portable), every other file as it is."""
+    if is_provenance(source.name):
+        write_portable(source, staging / relative, PurePosixPath(relative))
+    else:
+        _copy(source, staging / relative)
 
 
 def _task_entry(item: Checked) -> dict:

@@ -1,0 +1,80 @@
+"""Portable provenance: the store's form of a score summary, rotations report or run record.
+
+A results folder's files name the machine's folders: a summary's ``inputs.<set>.path`` is where the
+log-prob file was (``/tmp/.../logprobs/<model>/<task>.cf.parquet``), a run record's ``model_path``
+is the model's local or cache folder and its ``requests_file`` the request file as given. None of
+these means anything to a reader of the store, and they make the same results published from two
+folders differ byte for byte. ``olmes publish`` writes the store's form instead
+(docs/file-formats.md#the-results-store):
+
+- ``inputs.<set>.path``: the log-prob file's path relative to the model folder, where the store
+  keeps it (``logprobs/<task>.<set>.parquet``, ``robustness/<kind>/<task>.<set>.parquet``); an
+  external file is found by its SHA-256 in ``blobs/`` (:mod:`olmes.store.blobs`);
+- ``model_path``: left out (the spec, revision and fingerprint say which weights);
+- ``requests_file``: the file's name (its SHA-256, kept, is what identifies it).
+
+Every number, hash and other field is kept as it is, so the form of a form is itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+from olmes.core.atomic import write_json_atomic
+from olmes.core.records import RunRecord, read_document, read_score_summary, write_score_summary
+from olmes.scoring.rotations import ROTATIONS_SUFFIX, read_rotation_report
+
+SCORES = "scores"  # a model folder's standard score summaries (their log-probs are in LOGPROBS)
+LOGPROBS = "logprobs"
+RUN_SUFFIX = ".run.json"
+
+
+def portable_run(run: RunRecord) -> RunRecord:
+    """A run record without the machine's folders (fields kept in their order)."""
+    out = {key: value for key, value in run.items() if key != "model_path"}
+    # the name whichever system wrote the path: PureWindowsPath splits on / and \ alike
+    out["requests_file"] = PureWindowsPath(run["requests_file"]).name
+    return out  # type: ignore[return-value]
+
+
+def portable_inputs(inputs: dict, task: str, folder: str) -> dict:
+    """A summary's or report's ``inputs``, each log-prob file named where the store keeps it:
+    ``folder`` (relative to the model folder) / ``<task>.<set>.parquet``."""
+    return {
+        request_set: {
+            **entry,
+            "path": f"{folder}/{task}.{request_set}.parquet",
+            "run": None if entry["run"] is None else portable_run(entry["run"]),
+        }
+        for request_set, entry in inputs.items()
+    }
+
+
+def logprob_folder(document: PurePosixPath) -> str:
+    """The folder (relative to the model folder) of the log-prob files of the summary or report at
+    ``document`` (also relative to it): ``logprobs`` for a standard summary, else its own folder."""
+    parent = document.parent
+    return LOGPROBS if parent == PurePosixPath(SCORES) else parent.as_posix()
+
+
+def is_provenance(name: str) -> bool:
+    """Whether a file of this name has a store form (otherwise it is copied byte for byte)."""
+    return name.endswith((".scores.json", ROTATIONS_SUFFIX, RUN_SUFFIX))
+
+
+def write_portable(source: Path, target: Path, relative: PurePosixPath) -> None:
+    """Write the store form of the provenance file ``source`` to ``target``, which is at
+    ``relative`` in its model folder (atomically; ``source`` may be ``target``)."""
+    name = source.name
+    if name.endswith(RUN_SUFFIX):
+        write_json_atomic(target, portable_run(read_document(source, RunRecord)))
+        return
+    folder = logprob_folder(relative)
+    if name.endswith(ROTATIONS_SUFFIX):
+        report = read_rotation_report(source)
+        report["inputs"] = portable_inputs(report["inputs"], report["task"], folder)
+        write_json_atomic(target, report)
+        return
+    summary = read_score_summary(source)
+    summary["inputs"] = portable_inputs(summary["inputs"], summary["task"], folder)
+    write_score_summary(target, summary)

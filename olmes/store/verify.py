@@ -1,0 +1,458 @@
+"""``olmes verify``: a results store at rest, checked as ``olmes publish`` checks what it moves in.
+
+Why: ``olmes publish`` checks results on their way in, but the store is plain files in git, so a pull
+request can edit a committed summary by hand and the site would show it. ``verify`` re-checks the whole
+store as it stands: its format, every model record and its one fingerprint, every file's SHA-256 as
+recorded, each request set against the requests this olmes version makes, every score recomputed from
+the store's own log-probs (and the stored predictions against the recomputed ones), partial results
+labelled, the task files, and the README's published table. Each problem is one line naming its file.
+
+What it cannot catch: log-probs fabricated consistently (made-up log-probs with summaries, predictions
+and hashes computed from them pass every check here); only running the model again does
+(``olmes reproduce``, CONTRIBUTING.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from olmes.core.errors import OlmesError
+from olmes.core.records import olmes_score, read_score_summary
+from olmes.core.resources import file_sha256
+from olmes.requests.tasks import TASKS
+from olmes.scoring.rotations import ROTATIONS_KIND, analyze, read_rotation_report
+from olmes.scoring.score import partial_reasons, score_task
+from olmes.store.blobs import blob_path
+from olmes.store.publish import (
+    MODEL_RECORD,
+    RobustnessResult,
+    Source,
+    check_robustness,
+    check_task,
+    model_infos,
+    read_model_record,
+    score_paths,
+    store_record,
+    task_files,
+)
+from olmes.tables.results import ModelInfo, load_scores
+
+README_AVERAGES = "OLMES average over the 10 tasks:"  # the README line stating Table 4's averages
+RECORD_FIELDS = {"instances": "n_instances", "limit": "limit", "partial": "partial"}  # model.json <- summary
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: Path
+    what: str
+
+    def line(self) -> str:
+        return f"olmes: verify: {self.path}: {self.what}"
+
+
+@dataclass
+class Verification:
+    """What ``verify_store`` found: the problems, notes (what it skipped and why) and what it checked."""
+
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+    results: int = 0  # model x task results checked (standard and robustness)
+
+    @contextlib.contextmanager
+    def checking(self, path: Path) -> Iterator[None]:
+        """Run a check that raises OlmesError; its message becomes a problem of ``path``."""
+        try:
+            yield
+        except OlmesError as error:
+            self.problems.append(Problem(path, str(error)))
+
+    def problem(self, path: Path, what: str) -> None:
+        self.problems.append(Problem(path, what))
+
+    def summary_line(self, store: Path) -> str:
+        what = f"{len(self.models)} model(s), {self.results} result(s) checked in {store}"
+        if not self.problems:
+            return f"olmes: verify: clean: {what}"
+        return f"olmes: verify: {len(self.problems)} problem(s): {what}"
+
+
+# -- the whole store --------------------------------------------------------------------------------
+
+
+def verify_store(
+    root: str | Path, models: list[str] | None = None, *, logprobs: bool = True, data_source: str = "bundle"
+) -> Verification:
+    """Check the store at ``root`` (its models, or only ``models``). With ``logprobs`` False, results
+    whose external log-prob files are not here are checked without them (a note says so)."""
+    root = Path(root)
+    found = Verification()
+    with found.checking(root / "store.json"):
+        store_record(root)
+    if found.problems:
+        return found
+    folders = (
+        sorted(p.name for p in (root / "models").iterdir() if p.is_dir())
+        if (root / "models").is_dir()
+        else []
+    )
+    for model in [name for name in folders if models is None or name in models]:
+        _verify_model(found, root, model, logprobs, data_source)
+    _verify_task_files(found, root, data_source)
+    readme = root.parent / "README.md"
+    if root.resolve().name == "leaderboard" and readme.is_file():
+        found.problems += readme_problems(readme, root)
+    return found
+
+
+def _verify_model(found: Verification, root: Path, model: str, logprobs: bool, data_source: str) -> None:
+    folder = root / "models" / model
+    record_path = folder / MODEL_RECORD
+    found.models.append(model)
+    try:
+        record = read_model_record(root, model)
+        info = ModelInfo.from_record(record, str(record_path), other_keys=True)
+    except OlmesError as error:
+        found.problem(record_path, str(error))  # nothing else of the model can be read without it
+        return
+    source = Source(model, folder / "scores", folder / "logprobs", info, root)
+    tasks = source.tasks()
+    for task in tasks:
+        _verify_task(found, source, task, record["tasks"].get(task), logprobs, data_source)
+    for task in sorted(set(record["tasks"]) - set(tasks)):
+        found.problem(record_path, f"lists task {task} but the model folder has no {task}.scores.json")
+    for result in source.robustness(root):
+        _verify_robustness(found, model, result, logprobs, data_source)
+    _check_fingerprints(found, folder, record)
+
+
+def _verify_task(
+    found: Verification, source: Source, task: str, entry: dict | None, logprobs: bool, data_source: str
+) -> None:
+    path = source.scores / f"{task}.scores.json"
+    found.results += 1
+    with found.checking(path):
+        summary = read_score_summary(path)
+        _check_label(found, path, summary)
+        _check_record_entry(found, source.scores.parent / MODEL_RECORD, task, entry, summary)
+        absent = _absent_logprobs(source.store, source.logprobs, task, summary["inputs"])
+        if absent and not logprobs:
+            found.notes.append(f"{path}: not recomputed, its log-prob files are not here (--no-logprobs)")
+            _check_predictions_hash(found, path, summary)
+            return
+        checked = check_task(source, task, data_source, allow_partial=True)
+        files = {file.name.split(".")[1]: file.path for file in checked.logprobs}
+        _check_recomputed(found, path, summary, files)
+
+
+def _verify_robustness(
+    found: Verification, model: str, result: RobustnessResult, logprobs: bool, data_source: str
+) -> None:
+    found.results += 1
+    with found.checking(result.path):
+        report = read_rotation_report(result.path) if result.kind == ROTATIONS_KIND else None
+        summary = report or read_score_summary(result.path)
+        if _absent_logprobs(result.store, result.logprobs, result.task, summary["inputs"]) and not logprobs:
+            found.notes.append(
+                f"{result.path}: not recomputed, its log-prob files are not here (--no-logprobs)"
+            )
+            return
+        checked = check_robustness(model, result, data_source)
+        files = {file.name.split(".")[1]: file.path for file in checked.logprobs}
+        if report is None:
+            _check_recomputed(found, result.path, summary, files)
+            return
+        again = analyze(model, files["mcf"], files["mcf_rot"])
+        for key in [key for key in again if key != "inputs" and again[key] != report.get(key)]:
+            found.problem(result.path, f"{key} is {report.get(key)!r}, its log-probs give {again[key]!r}")
+
+
+# -- one result ---------------------------------------------------------------------------------------
+
+
+def _check_label(found: Verification, path: Path, summary: dict) -> None:
+    """A result with a limit, fewer instances than the standard or one formulation must say partial, why."""
+    inputs = summary["inputs"]
+    reasons = partial_reasons(summary["task"], summary["n_instances"], summary["limit"], "cf" in inputs,
+                              "mcf" in inputs)  # fmt: skip
+    if summary.get("variant") is not None:
+        reasons.append(f"prompt variant {summary['variant']}, not the standard's prompts")
+    if summary["partial"] != bool(reasons) or summary["partial_reasons"] != reasons:
+        found.problem(
+            path,
+            f"labelled partial={summary['partial']} {summary['partial_reasons']}, but it is "
+            f"partial={bool(reasons)} {reasons}",
+        )
+
+
+def _check_record_entry(
+    found: Verification, record: Path, task: str, entry: dict | None, summary: dict
+) -> None:
+    """The model record's entry of a task says what its summary says."""
+    if entry is None:
+        found.problem(record, f"does not list task {task}, whose score summary is in the model folder")
+        return
+    for key, summary_key in RECORD_FIELDS.items():
+        if entry.get(key) != summary[summary_key]:
+            found.problem(
+                record, f"{task}: {key} is {entry.get(key)!r}, its summary says {summary[summary_key]!r}"
+            )
+    recorded = {name: item["run"]["requests_sha256"] for name, item in summary["inputs"].items()}
+    if entry.get("requests_sha256") != recorded:
+        found.problem(record, f"{task}: requests_sha256 differs from its summary's run records")
+
+
+def _absent_logprobs(store: Path | None, folder: Path, task: str, inputs: dict) -> list[str]:
+    """The request sets whose log-prob file is neither in the model folder nor in the store's blobs."""
+    return [
+        name
+        for name, entry in inputs.items()
+        if not (folder / f"{task}.{name}.parquet").is_file()
+        and (store is None or not blob_path(store, entry["sha256"]).is_file())
+    ]
+
+
+def _check_predictions_hash(found: Verification, path: Path, summary: dict) -> None:
+    predictions = path.parent / summary["predictions"]["path"]
+    if not predictions.is_file() or file_sha256(predictions) != summary["predictions"]["sha256"]:
+        found.problem(predictions, "missing, or not the predictions file its score summary records")
+
+
+def _check_recomputed(found: Verification, path: Path, summary: dict, files: dict[str, Path]) -> None:
+    """Every number of a summary, and its predictions file, as its log-prob files give them again."""
+    inputs = {f"{name}_path": file for name, file in files.items()}
+    predictions, again = score_task(summary["model"], **inputs, limit=summary["limit"])
+    for key in ("n_instances", "partial", "partial_reasons", "best_of_two"):
+        if again[key] != summary[key]:
+            found.problem(path, f"{key} is {summary[key]!r}, its log-probs give {again[key]!r}")
+    for method in sorted(set(again["methods"]) | set(summary["methods"])):
+        stored, recomputed = summary["methods"].get(method), again["methods"].get(method)
+        if stored != recomputed:
+            found.problem(path, f"methods.{method} {_difference(stored, recomputed)}")
+    stored_file = path.parent / summary["predictions"]["path"]
+    with found.checking(stored_file):
+        stored = pd.read_parquet(stored_file)
+        if not stored.reset_index(drop=True).equals(predictions.reset_index(drop=True)):
+            differ = _differing_rows(stored, predictions)
+            found.problem(stored_file, f"{differ} prediction row(s) differ from those its log-probs give")
+
+
+def _difference(stored: dict | None, recomputed: dict | None) -> str:
+    if stored is None or recomputed is None:
+        return "is absent, its log-probs give it" if stored is None else "is there, its log-probs give none"
+    keys = [key for key in sorted(set(stored) | set(recomputed)) if stored.get(key) != recomputed.get(key)]
+    return ", ".join(
+        f"{key} is {stored.get(key)!r}, its log-probs give {recomputed.get(key)!r}" for key in keys
+    )
+
+
+def _differing_rows(stored: pd.DataFrame, recomputed: pd.DataFrame) -> int:
+    if stored.shape != recomputed.shape or list(stored.columns) != list(recomputed.columns):
+        return max(len(stored), len(recomputed))
+    left, right = stored.reset_index(drop=True), recomputed.reset_index(drop=True)
+    same = (left == right) | (left.isna() & right.isna())
+    return int((~same.all(axis=1)).sum())
+
+
+def _check_fingerprints(found: Verification, folder: Path, record: dict) -> None:
+    """One model folder, one model: model.json, every run record and every summary's runs agree."""
+    seen: dict[str, list[str]] = {record["fingerprint"]: [MODEL_RECORD]}
+    for path in sorted(folder.rglob("*.json")):
+        name = str(path.relative_to(folder))
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as error:
+            found.problem(path, f"not readable JSON ({error}); publish the model again")
+            continue
+        runs = (
+            [data]
+            if name.endswith(".run.json")
+            else [e.get("run", {}) for e in data.get("inputs", {}).values()]
+        )
+        for fingerprint in {run.get("model_fingerprint") for run in runs} - {None}:
+            seen.setdefault(fingerprint, []).append(name)
+    if len(seen) > 1:
+        listed = "; ".join(f"{fp} in {len(names)} file(s), e.g. {names[0]}" for fp, names in seen.items())
+        found.problem(
+            folder / MODEL_RECORD, f"the model folder holds results of {len(seen)} models: {listed}"
+        )
+
+
+# -- the store's shared files ---------------------------------------------------------------------------
+
+
+def _verify_task_files(found: Verification, root: Path, data_source: str) -> None:
+    """``tasks/`` holds exactly the files this olmes version makes for the tasks it has, byte for byte."""
+    folder = root / "tasks"
+    present = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+    for path in present:
+        task = path.name.split(".")[0]
+        if task not in TASKS:
+            found.problem(path, f"{task!r} is not a task of this olmes version")
+            continue
+        expected = task_files(task, data_source)
+        if path.name not in expected:
+            found.problem(path, "not a file olmes makes for the store")
+        elif path.read_bytes() != expected[path.name]:
+            found.problem(path, "differs from the one this olmes version makes; publish the task again")
+    used = {task for model in found.models for task in _model_tasks(root, model)}
+    names = {path.name for path in present}
+    for task in sorted(used, key=list(TASKS).index):
+        for name in sorted(set(task_files(task, data_source)) - names):
+            found.problem(folder / name, f"missing; the store has results of {task}")
+
+
+def _model_tasks(root: Path, model: str) -> list[str]:
+    return [p.name.split(".")[0] for p in (root / "models" / model / "scores").glob("*.scores.json")]
+
+
+# -- the README's published table -------------------------------------------------------------------------
+
+
+def readme_problems(readme: Path, store: Path) -> list[Problem]:
+    """The README's table of published results (rows of store models x tasks, each linking its summary)
+    and its averages line (Table 4's Average column) against the store. Models the README leaves out
+    are no problem: it shows a selection, the site shows the whole store."""
+    lines = readme.read_text(encoding="utf-8").splitlines()
+    link = f"scores.json]({store.name}/"
+    problems = []
+    for number, row in [(n, line) for n, line in enumerate(lines, 1) if link in line]:
+        cells = [cell.strip() for cell in row.strip().strip("|").split("|")]
+        path = readme.parent / cells[5].split("](")[1].rstrip(")")
+        if not path.is_file():
+            problems.append(Problem(readme, f"line {number} links {path}, which is not in the store"))
+            continue
+        summary = read_score_summary(path)
+        expected = readme_row(store, summary)
+        for column, (have, want) in enumerate(zip(cells[:5], expected, strict=True)):
+            if have != want:
+                problems.append(
+                    Problem(readme, f"line {number}, column {column + 1}: {have!r}, the store says {want!r}")
+                )
+    problems += _average_problems(readme, lines, store)
+    return problems
+
+
+def readme_row(store: Path, summary: dict) -> list[str]:
+    """The first five cells of a README row: model, task, OLMES (dagger), CF (its norm), MCF, in %."""
+    olmes = olmes_score(summary) or {}
+    record = read_model_record(store, summary["model"])
+    cf = olmes.get("cf_method", "")
+    return [
+        record["display_name"],
+        summary["display_name"],
+        f"{100 * olmes['score']:.1f}" + ("†" if olmes["dagger"] else "") if olmes else "",
+        f"{100 * summary['methods'][cf]['accuracy']:.1f} ({cf.removeprefix('cf_')})" if cf else "",
+        f"{100 * summary['methods']['mcf']['accuracy']:.1f}" if "mcf" in summary["methods"] else "",
+    ]
+
+
+def _average_problems(readme: Path, lines: list[str], store: Path) -> list[Problem]:
+    """The line "OLMES average over the 10 tasks: <model> <average>, ..." is Table 4's Average column."""
+    stated_line = next((line for line in lines if line.startswith(README_AVERAGES)), None)
+    if stated_line is None:
+        return []
+    pairs = stated_line.removeprefix(README_AVERAGES).strip().rstrip(".").split(", ")
+    stated = dict(pair.rsplit(" ", 1) for pair in pairs if pair)
+    averages = model_averages(store)
+    return [
+        Problem(
+            readme,
+            f"the averages line says {name} {value}, the store's Table 4 {_percent(averages.get(name))}",
+        )
+        for name, value in stated.items()
+        if value != _percent(averages.get(name))
+    ]
+
+
+def _percent(value: float | None) -> str:
+    return "none" if value is None else f"{100 * value:.1f}"
+
+
+def model_averages(store: Path) -> dict[str, float | None]:
+    """Each store model's OLMES average (Table 4's Average column; None unless every task is there),
+    by display name."""
+    from olmes.tables.paper import table4
+
+    table = table4(load_scores(score_paths(store), model_infos(store)))
+    return {record["display_name"]: record["Average"] for record in table.records}
+
+
+# -- what a revision changed ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Changes:
+    """The models a working tree's store adds, replaces (changes) and removes against a git revision."""
+
+    base: str
+    added: list[str]
+    replaced: list[str]
+    removed: list[str]
+    other: list[str]  # changed store files outside the model folders
+
+    def lines(self) -> list[str]:
+        listed = [("added", self.added), ("replaced", self.replaced), ("removed", self.removed)]
+        found = [
+            f"olmes: verify: against {self.base}: {what}: {', '.join(names)}"
+            for what, names in listed
+            if names
+        ]
+        if self.other:
+            found.append(f"olmes: verify: against {self.base}: changed store files: {', '.join(self.other)}")
+        return found or [f"olmes: verify: against {self.base}: no store file changed"]
+
+
+def changes(root: Path, base: str) -> Changes:
+    """What the store at ``root`` changes against the git revision ``base`` of its repository
+    (committed, staged, unstaged and untracked files)."""
+    top = Path(_git(root, "rev-parse", "--show-toplevel").strip())
+    prefix = root.resolve().relative_to(top.resolve()).as_posix()
+    _git(root, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}")
+    changed = _git(top, "diff", "--name-only", base, "--", prefix).splitlines()
+    changed += _git(top, "ls-files", "--others", "--exclude-standard", "--", prefix).splitlines()
+    models, other = set(), set()
+    for name in changed:
+        parts = Path(name).relative_to(prefix).parts
+        if len(parts) > 2 and parts[0] == "models":
+            models.add(parts[1])
+        else:
+            other.add("/".join(parts))
+    existed = {name for name in models if _in_revision(top, base, f"{prefix}/models/{name}/{MODEL_RECORD}")}
+    present = {name for name in models if (root / "models" / name / MODEL_RECORD).is_file()}
+    return Changes(
+        base,
+        added=sorted(present - existed),
+        replaced=sorted(present & existed),
+        removed=sorted(existed - present),
+        other=sorted(other),
+    )
+
+
+def old_model_record(root: Path, base: str, model: str) -> dict:
+    """A model's record as the revision ``base`` has it."""
+    top = Path(_git(root, "rev-parse", "--show-toplevel").strip())
+    prefix = root.resolve().relative_to(top.resolve()).as_posix()
+    return json.loads(_git(top, "show", f"{base}:{prefix}/models/{model}/{MODEL_RECORD}"))
+
+
+def _in_revision(top: Path, base: str, path: str) -> bool:
+    done = subprocess.run(["git", "-C", str(top), "cat-file", "-e", f"{base}:{path}"], capture_output=True)
+    return done.returncode == 0
+
+
+def _git(where: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        detail = done.stderr.strip().splitlines()[-1:] or ["failed"]
+        raise OlmesError(
+            f"git {' '.join(args)} in {where}: {detail[0]}; --base needs a git revision of its repository"
+        )
+    return done.stdout
