@@ -31,6 +31,7 @@ from olmes.core.errors import OlmesError
 from olmes.core.records import write_records
 from olmes.requests.tasks import TASKS, Instance
 from olmes.requests.tasks.base import curated_fewshot
+from olmes.site import build as site_build
 from olmes.site import charts
 from olmes.site.filters import sort_key
 from olmes.tables.render import percent
@@ -779,6 +780,58 @@ def test_picker_adds_a_model_to_the_chart_and_its_table(built_top1, browser):
         assert w.errors == []
     csv_text = (built_top1 / "downloads/mmlu_subjects.csv").read_text(encoding="utf-8")
     assert len(csv_text.splitlines()) == 1 + len(MMLU_SUBJECTS) * 2 * 2  # every model: alpha, beta
+
+
+@pytest.fixture(scope="module")
+def built_fold1(built, tmp_path_factory):
+    """The same site with long tables from 2 rows on: each shows its first row until unfolded."""
+    site = tmp_path_factory.mktemp("fold1") / "site"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(site_build, "TABLE_OPEN_ROWS", 1)
+        args = ["site", "--scores", str(built["scores"]), "--tables", str(built["tables"])]
+        assert main(args + ["--requests", str(built["requests"]), "--out", str(site)]) == 0
+    return site
+
+
+def test_a_long_table_shows_its_first_rows_until_unfolded(built_fold1, browser):
+    """Only the first TABLE_OPEN_ROWS rows are parsed as rows before the first render (the others are
+    the text of a script element); "Show all" unfolds them, a sort shows the first rows of its order,
+    and a name filter shows every match."""
+    total = len((built_fold1 / "downloads" / "leaderboard.csv").read_text().splitlines()) - 1
+    with watched(browser) as w:
+        page = w.goto((built_fold1 / "index.html").as_uri())
+        rows = "#leaderboard tbody tr:not(.group-label)"
+        visible = "rs => rs.filter(r => r.offsetParent !== null).map(r => r.querySelector('th').dataset.sort)"
+
+        def names():
+            return page.eval_on_selector_all(rows, "rs => rs.map(r => r.querySelector('th').dataset.sort)")
+
+        def shown():
+            return page.eval_on_selector_all(rows, visible)
+
+        assert total >= 3 and len(names()) == 1 and shown() == names()
+        assert page.locator("#leaderboard script.later-rows").count() >= 1
+        button = page.locator("button[data-show-all=leaderboard]")
+        assert button.inner_text() == f"Show all {total} rows"
+        button.click()
+        everyone = names()
+        assert (
+            len(everyone) == total and shown() == everyone and button.get_attribute("aria-expanded") == "true"
+        )
+        assert page.locator("#leaderboard script.later-rows").count() == 0
+        button.click()
+        assert shown() == everyone[:1]
+        page.click("#leaderboard thead th:nth-child(2) button")  # by name, A to Z
+        assert shown() == [sorted(everyone, key=str.lower)[0]]
+        needle = everyone[-1].lower()[:6]
+        page.fill("#model-filter", needle)
+        assert set(shown()) == {name for name in everyone if needle in name.lower()}
+        for other in ("cf-vs-mcf.html", "normalization.html"):
+            page = w.goto((built_fold1 / other).as_uri())
+            assert (
+                page.locator("button.show-all").count() >= 1 and page.locator("table.collapsed").count() >= 1
+            )
+        assert w.errors == []
 
 
 def test_sorting_540_rows_is_fast(browser):

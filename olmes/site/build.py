@@ -80,6 +80,7 @@ def environment():
         tasks_by_norm=_tasks_by_norm(),
         PAPER_SOURCE=PAPER_SOURCE,
         TOP_MODELS=charts.TOP_MODELS,
+        TABLE_OPEN_ROWS=TABLE_OPEN_ROWS,
     )
     return env
 
@@ -229,7 +230,8 @@ def _write_overview_pages(out: _SiteWriter, data: SiteData, has_checkpoints: boo
         m.display_name for m in reversed(data.models) if m.partial
     ]
     ranking = [m.display_name for m in data.models]  # strongest first: who a chart draws first
-    out.page("index.html", "leaderboard.html", rows=data.leaderboard_rows())
+    rows = data.leaderboard_rows()
+    out.page("index.html", "leaderboard.html", rows=rows, inline_table_rows=INLINE_TABLE_ROWS)
     out.page("normalization.html", "normalization.html")
     figure2 = charts.figure2_spec(
         tables.figures.get("figure2_cf_vs_mcf", []), weakest_first, task_names, data.chance(), ranking
@@ -298,9 +300,13 @@ BROWSER_DATA_FORMAT = 1
 """The layout of the browser's data files: a change that alters them for the same inputs bumps it."""
 DEFAULT_PICKS = 3
 """How many models the instance browser shows at first: the task's best complete runs."""
-SCORES_OPEN_ROWS = 20
-"""A task page's score table is open up to this many models; with more it is folded (a 500-row table
-alone takes the browser most of a second to lay out, before the page's first render)."""
+TABLE_OPEN_ROWS = 50
+"""A longer table (the leaderboard, a per-model table) shows this many rows until the reader unfolds it:
+the browser lays out only the rows shown, and 540 rows of 13 cells took it over a second."""
+INLINE_TABLE_ROWS = 200
+"""A table of comparisons (the leaderboard's paired bootstrap: a row per adjacent pair per task) is shown
+in the page up to this many rows; beyond, the page links its downloads (at 500 models it has 4,990 rows,
+megabytes the leaderboard would load before its first render)."""
 
 
 class _DataFiles:
@@ -389,7 +395,6 @@ def _write_task_pages(out: _SiteWriter, data: SiteData, data_files: _DataFiles) 
             prompts=data.prompt_blocks(task),
             n_instances=len(instances),
             browser=browser,
-            scores_open_rows=SCORES_OPEN_ROWS,
         )
 
 

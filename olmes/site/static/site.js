@@ -14,6 +14,7 @@
      then the rows are appended in their new order in one go. Missing values always go last; ties
      keep their current order. */
   function sortTable(table, index, type, direction) {
+    materialize(table);
     var factor = direction === "ascending" ? 1 : -1;
     Array.prototype.forEach.call(table.tBodies, function (body) {
       var entries = [];
@@ -37,6 +38,47 @@
       var fragment = document.createDocumentFragment();
       entries.forEach(function (entry) { fragment.appendChild(entry.row); });
       body.appendChild(fragment);
+    });
+    if (table.hasAttribute("data-open-rows")) markBeyond(table);
+  }
+
+  /* A long table (data-open-rows="N") shows its first N rows until the reader asks for all: rows past
+     them carry the class "beyond", hidden while the table is "collapsed" (rows not shown are not laid
+     out, which is most of a 540-row table's first render). Re-marked after a sort and when reported
+     rows are hidden; a name filter shows every match. */
+  /* A long table's later rows arrive as the text of script elements (the browser parses no HTML for
+     them before its first render); they become rows the first time the table is unfolded, sorted or
+     filtered. The text is the HTML the server escaped, as for every other row. */
+  function materialize(table) {
+    Array.prototype.forEach.call(table.querySelectorAll("script.later-rows"), function (script) {
+      script.insertAdjacentHTML("beforebegin", script.textContent);
+      script.parentNode.removeChild(script);
+    });
+  }
+
+  function markBeyond(table) {
+    var limit = parseInt(table.getAttribute("data-open-rows"), 10);
+    var hideReported = table.classList.contains("hide-reported");
+    var shown = 0;
+    Array.prototype.forEach.call(table.tBodies, function (body) {
+      Array.prototype.forEach.call(body.rows, function (row) {
+        if (row.classList.contains("group-label")) return;
+        var counted = !(hideReported && row.classList.contains("is-reported"));
+        if (counted) shown += 1;
+        row.classList.toggle("beyond", counted && shown > limit);
+      });
+    });
+  }
+
+  function initShowAll(button) {
+    var table = document.getElementById(button.getAttribute("data-show-all"));
+    if (!table) return;
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      materialize(table);
+      var collapsed = table.classList.toggle("collapsed");
+      button.textContent = button.getAttribute(collapsed ? "data-more" : "data-less");
+      button.setAttribute("aria-expanded", String(!collapsed));
     });
   }
 
@@ -68,6 +110,8 @@
     var empty = document.getElementById(table.id + "-empty");
     function apply() {
       var needle = input.value.trim().toLowerCase();
+      if (needle !== "") materialize(table);
+      table.classList.toggle("filtering", needle !== "");
       var shown = 0;
       Array.prototype.forEach.call(table.tBodies, function (body) {
         var visibleInBody = 0;
@@ -93,7 +137,13 @@
   function initReportedToggle(input) {
     var table = document.getElementById(input.getAttribute("data-toggle-reported"));
     if (!table) return;
-    function apply() { table.classList.toggle("hide-reported", !input.checked); }
+    function apply() {
+      table.classList.toggle("hide-reported", !input.checked);
+      if (table.hasAttribute("data-open-rows")) {
+        if (!input.checked) materialize(table);  /* the first rows shown may now come from later ones */
+        markBeyond(table);
+      }
+    }
     input.addEventListener("change", apply);
     apply();
   }
@@ -257,6 +307,7 @@
     Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), initSortable);
     Array.prototype.forEach.call(document.querySelectorAll("input[data-filter-table]"), initFilter);
     Array.prototype.forEach.call(document.querySelectorAll("input[data-toggle-reported]"), initReportedToggle);
+    Array.prototype.forEach.call(document.querySelectorAll("button[data-show-all]"), initShowAll);
   });
 
   window.OLMES = { renderCharts: renderCharts, sortTable: sortTable };
