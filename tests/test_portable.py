@@ -44,6 +44,30 @@ def test_two_folders_publish_the_same_store_bytes(tmp_path, monkeypatch, layout)
     assert str(tmp_path) not in text and not ABSOLUTE.search(text) and "model_path" not in text
 
 
+def test_a_local_model_is_named_without_its_folder(tmp_path, monkeypatch) -> None:
+    """A model run from a local folder: its absolute path (the spec in every run record) is not in the
+    store; the folder's name is, and two machines' folders give the same bytes."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    stores = []
+    for place in (tmp_path / "one", tmp_path / "elsewhere" / "two"):
+        monkeypatch.setenv("OLMES_CACHE_DIR", str(place / "cache"))
+        results = make_results(place / "results", "M1")
+        for path in results.glob("logprobs/M1/*.run.json"):
+            record = json.loads(path.read_text())
+            path.write_text(json.dumps({**record, "model": str(place / "weights" / "my-ckpt")}))
+        for path in results.glob("scores/M1/*.scores.json"):  # the summaries embed the run records
+            summary = json.loads(path.read_text())
+            for entry in summary["inputs"].values():
+                entry["run"]["model"] = str(place / "weights" / "my-ckpt")
+            path.write_text(json.dumps(summary))
+        stores.append(place / "store")
+        store.publish(results, stores[-1], logprobs="in-store")
+    one, two = _snapshot(stores[0]), _snapshot(stores[1])
+    assert one == two
+    text = "\n".join(data.decode("utf-8") for name, data in one.items() if name.endswith(".json"))
+    assert str(tmp_path) not in text and '"spec": "my-ckpt"' in text and '"model": "my-ckpt"' in text
+
+
 def test_the_store_names_its_logprobs_where_it_keeps_them(tmp_path, monkeypatch) -> None:
     target = publish_from(tmp_path, "in-store", monkeypatch)
     folder = target / "models" / "M1"

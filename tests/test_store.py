@@ -99,7 +99,7 @@ def test_full_result_becomes_an_olmes_score(tmp_path) -> None:
     assert code == 0, err
     record = store.read_model_record(tmp_path / "store", "M1")
     assert record["tasks"][TASK]["partial"] is False and record["tasks"][TASK]["instances"] == 500
-    assert record["spec"] == "/models/M1" and record["fingerprint"] == "f" * 32
+    assert record["spec"] == "M1" and record["fingerprint"] == "f" * 32
     assert record["tasks"][TASK]["hardware"] == [hardware("cpu")]
     summary = json.loads((tmp_path / "store/models/M1/scores" / f"{TASK}.scores.json").read_text())
     assert olmes_score(summary) is not None

@@ -11,6 +11,8 @@ folders differ byte for byte. ``olmes publish`` writes the store's form instead
   keeps it (``logprobs/<task>.<set>.parquet``, ``robustness/<kind>/<task>.<set>.parquet``); an
   external file is found by its SHA-256 in ``blobs/`` (:mod:`olmes.store.blobs`);
 - ``model_path``: left out (the spec, revision and fingerprint say which weights);
+- ``model`` (the spec), and ``model.json``'s ``spec``: a local folder or file given by an absolute
+  path is named by its last part (:func:`portable_spec`);
 - ``requests_file``: the file's name (its SHA-256, kept, is what identifies it).
 
 Every number, hash and other field is kept as it is, so the form of a form is itself.
@@ -29,9 +31,20 @@ LOGPROBS = "logprobs"
 RUN_SUFFIX = ".run.json"
 
 
+def portable_spec(spec: str) -> str:
+    """A model spec as the store records it: a local folder or file given by its absolute path is named
+    by its last part (``/home/me/ckpt/step-1000`` -> ``step-1000``); the run record's kind, revision
+    (the files' SHA-256) and fingerprint say which weights. Hub ids and short names are kept."""
+    for path in (PurePosixPath(spec), PureWindowsPath(spec)):
+        if path.is_absolute():
+            return path.name
+    return spec
+
+
 def portable_run(run: RunRecord) -> RunRecord:
     """A run record without the machine's folders (fields kept in their order)."""
     out = {key: value for key, value in run.items() if key != "model_path"}
+    out["model"] = portable_spec(run["model"])
     # the name whichever system wrote the path: PureWindowsPath splits on / and \ alike
     out["requests_file"] = PureWindowsPath(run["requests_file"]).name
     return out  # type: ignore[return-value]

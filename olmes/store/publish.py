@@ -57,7 +57,7 @@ from olmes.requests.prompts import STANDARD_VARIANT
 from olmes.requests.tasks import REQUEST_SETS, TASKS
 from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, read_rotation_report
 from olmes.store.blobs import LAYOUTS, blob_path, check_host, ignore_blobs, logprob_file
-from olmes.store.portable import LOGPROBS, SCORES, is_provenance, write_portable
+from olmes.store.portable import LOGPROBS, SCORES, is_provenance, portable_spec, write_portable
 from olmes.tables.results import ModelInfo, read_models_file
 
 MODEL_RECORD = "model.json"
@@ -659,7 +659,7 @@ def _model_record(source: Source, items: list, tasks: dict) -> ModelRecord:
     return {
         "format": STORE_FORMAT,
         **info,
-        "spec": run["model"],
+        "spec": portable_spec(run["model"]),
         "kind": run["model_kind"],
         "revision": run["model_revision"],
         "fingerprint": run["model_fingerprint"],
