@@ -168,6 +168,15 @@ def test_publish_then_the_leaderboard_with_its_reproduction(
     assert [page.name for page in (site / "models").glob("*.html")] == ["Tiny.html"]
     assert len(list((site / "reported").glob("*.html"))) == 40  # the rule passes --reported
     assert "ARC-Challenge" in (site / "robustness.html").read_text()  # the store's robustness results
+    # the store names the local folder by its last part; --weights elsewhere must be the same weights
+    record = json.loads((workdir / "leaderboard" / "models" / "Tiny" / "model.json").read_text())
+    assert record["spec"] == Path(tiny_models["Tiny"]).name
+    other = subprocess.run(
+        [str(Path(sys.executable).parent / "olmes"), "reproduce", "Tiny", "--store", "leaderboard",
+         "--weights", str(tiny_models["Tiny2"]), "--workdir", "w", "--output", "w.json"],
+        cwd=workdir, capture_output=True, text=True,
+    )  # fmt: skip
+    assert other.returncode == 2 and "is not the weights of Tiny" in other.stderr
 
 
 def _job_counts(text: str) -> dict[str, int]:
@@ -227,7 +236,10 @@ def test_slurm_profile_dry_run_shows_one_gpu_job_per_model_with_its_resources(tm
     assert done.returncode == 0, done.stderr[-2000:]
     output = done.stdout + done.stderr
     assert _job_counts(output)["logprobs"] == len(models)
-    job = r"rule logprobs:\n(?:    .*\n)*?    wildcards: model=(\S+)\n    resources: (.*)"
+    job = (  # the job's lines, wildcards then resources, with others (e.g. threads) between them
+        r"rule logprobs:\n(?:    .*\n)*?    wildcards: model=(\S+)\n"
+        r"(?:    (?!resources:).*\n)*?    resources: (.*)"
+    )
     jobs = re.findall(job, output)
     resources = {model: dict(item.split("=", 1) for item in line.split(", ")) for model, line in jobs}
     assert sorted(resources) == sorted(models)

@@ -28,11 +28,22 @@ from olmes.store.blobs import model_logprob_file
 KEY = ["instance_index", "choice", "unconditional"]
 
 
-def reproduce(store: Path, model: str, limit: int, workdir: Path, cache_root: Path) -> ReproductionReport:
-    """Recompute ``model``'s first ``limit`` instances of every published task; return the report."""
+def reproduce(
+    store: Path, model: str, limit: int, workdir: Path, cache_root: Path, weights: str | None = None
+) -> ReproductionReport:
+    """Recompute ``model``'s first ``limit`` instances of every published task; return the report.
+
+    ``weights`` is where this machine has the model when the store's spec does not say (a local folder
+    is recorded by its name only, olmes/store/portable.py); they must be the store's weights (the same
+    content hash, the run records' revision)."""
     started = time.perf_counter()
     record = results_store.read_model_record(store, model)
-    plan = prepare(record["spec"], dtype=record["dtype"])
+    plan = prepare(weights or record["spec"], dtype=record["dtype"])
+    if weights is not None and plan.resolved.identity != record["revision"]:
+        raise OlmesError(
+            f"{weights} is not the weights of {model} in {store} ({plan.resolved.identity}, the store has "
+            f"{record['revision']}); give the folder or file it was published from"
+        )
     loaded = plan.load()
     tasks = []
     for task, entry in record["tasks"].items():

@@ -4,6 +4,7 @@ import functools
 import hashlib
 import json
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -239,12 +240,29 @@ def store_models():
     return results_store.model_names(STORE) if results_store.is_store(STORE) else []
 
 
+def local_weights(name):
+    """Where this machine has a store model's weights without the hub: its spec when that is an embedded
+    short name or a path here, else the config's spec of a model of that name when that is a path here
+    (the store names a local folder by its last part only); None when not here."""
+    spec = results_store.read_model_record(STORE, name)["spec"]
+    if spec in SHORT_NAMES or Path(spec).exists():
+        return spec
+    given = config["models"].get(name, {}).get("spec")
+    return given if given and Path(given).expanduser().exists() else None
+
+
 def reproducible_models():
-    """Store models whose weights are here without the hub: embedded short names and local paths."""
+    """Store models whose weights are here (:func:`local_weights`)."""
     if not config["reproduce"]:
         return []
-    specs = {name: results_store.read_model_record(STORE, name)["spec"] for name in store_models()}
-    return [name for name, spec in specs.items() if spec in SHORT_NAMES or Path(spec).exists()]
+    return [name for name in store_models() if local_weights(name) is not None]
+
+
+def weights_option(wildcards):
+    """``--weights`` for ``olmes reproduce`` when the weights are not where the store's spec says."""
+    weights = local_weights(wildcards.model)
+    spec = results_store.read_model_record(STORE, wildcards.model)["spec"]
+    return "" if weights == spec else f"--weights {shlex.quote(str(Path(weights).expanduser()))}"
 
 
 def store_files():

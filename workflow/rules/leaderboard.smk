@@ -34,6 +34,7 @@ rule reproduce:
         limit=config["reproduce"],
         store=lambda wildcards: STORE,
         workdir=lambda wildcards, output: os.path.splitext(output[0])[0],
+        weights=weights_option,
     threads: 1
     conda:
         "../envs/olmes.yaml"
@@ -41,7 +42,7 @@ rule reproduce:
         f"{RESULTS}/logs/reproduction/{{model}}.log",
     shell:
         "olmes reproduce {wildcards.model:q} --store {params.store} --limit {params.limit} --workdir {params.workdir}"
-        " --threads {threads} --output {output} 2> {log}"
+        " {params.weights} --threads {threads} --output {output} 2> {log}"
 
 
 rule leaderboard_tables:

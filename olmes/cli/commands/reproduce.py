@@ -25,6 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--output", type=Path, required=True, help="the comparison report (JSON) to write")
     parser.add_argument("--threads", type=positive_int, help="CPU threads of torch (default: every core)")
+    parser.add_argument(
+        "--weights",
+        help="where this machine has the model (a local folder or file; default: the store's spec); "
+        "checked to be the store's weights by their content hash",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.threads is not None:
         torch.set_num_threads(args.threads)
-    report = reproduce(args.store, args.model, args.limit, args.workdir, cache_dir())
+    report = reproduce(args.store, args.model, args.limit, args.workdir, cache_dir(), args.weights)
     write_json_atomic(args.output, report)
     print("\n".join(summary_lines(report)), file=sys.stderr)
     return 0
