@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from olmes.core.atomic import atomic_path
 from olmes.core.records import ScoreSummary, TaskFlag
-from olmes.core.resources import cache_dir
+from olmes.core.resources import cache_dir, file_sha256
 from olmes.scoring.flags import chance_accuracy, task_flags
 
 DIGEST_VERSION = 1
@@ -107,12 +107,8 @@ def read_columns(path: Path) -> pd.DataFrame:
 
 
 def _key(summary: ScoreSummary, summary_path: Path) -> str:
-    text = f"{DIGEST_VERSION}\n{summary['predictions']['sha256']}\n{_file_sha256(summary_path)}"
+    text = f"{DIGEST_VERSION}\n{summary['predictions']['sha256']}\n{file_sha256(summary_path)}"
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _save(digest: PredictionDigest, path: Path) -> None:
