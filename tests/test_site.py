@@ -726,15 +726,20 @@ def test_a_chart_of_500_models_draws_the_top_ones_and_keeps_the_others_for_the_p
     assert charts.subjects_spec(rows, ranking, top=3).shown == ranking[:3]
 
 
-@pytest.fixture(scope="module")
-def built_top1(built, tmp_path_factory):
-    """The same site with charts that draw only the strongest model: the others are for the picker."""
-    site = tmp_path_factory.mktemp("top1") / "site"
+def _site_with(built, folder: Path, module, name: str, value) -> Path:
+    """The site of ``built`` made again into ``folder`` with ``module.name`` set to ``value``."""
+    site = folder / "site"
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(charts, "TOP_MODELS", 1)
+        patch.setattr(module, name, value)
         args = ["site", "--scores", str(built["scores"]), "--tables", str(built["tables"])]
         assert main(args + ["--requests", str(built["requests"]), "--out", str(site)]) == 0
     return site
+
+
+@pytest.fixture(scope="module")
+def built_top1(built, tmp_path_factory):
+    """The same site with charts that draw only the strongest model: the others are for the picker."""
+    return _site_with(built, tmp_path_factory.mktemp("top1"), charts, "TOP_MODELS", 1)
 
 
 def _svg_text(page, selector: str) -> str:
@@ -785,12 +790,7 @@ def test_picker_adds_a_model_to_the_chart_and_its_table(built_top1, browser):
 @pytest.fixture(scope="module")
 def built_fold1(built, tmp_path_factory):
     """The same site with long tables from 2 rows on: each shows its first row until unfolded."""
-    site = tmp_path_factory.mktemp("fold1") / "site"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(site_build, "TABLE_OPEN_ROWS", 1)
-        args = ["site", "--scores", str(built["scores"]), "--tables", str(built["tables"])]
-        assert main(args + ["--requests", str(built["requests"]), "--out", str(site)]) == 0
-    return site
+    return _site_with(built, tmp_path_factory.mktemp("fold1"), site_build, "TABLE_OPEN_ROWS", 1)
 
 
 def test_a_long_table_shows_its_first_rows_until_unfolded(built_fold1, browser):
