@@ -197,6 +197,24 @@ class Watched:
         self.context.close()
 
 
+def draw_charts_live(page) -> int:
+    """Check that each chart of ``page`` shows the SVG drawn when the site was built while no chart library
+    has loaded, then move the pointer onto each and wait until vega has drawn it live; the number of charts.
+    """
+    charts = page.locator(".chart")
+    for k in range(charts.count()):
+        assert charts.nth(k).get_attribute("data-rendered") == "static", k
+        assert charts.nth(k).locator("svg").count() == 1, k
+    assert page.evaluate("typeof window.vegaEmbed + typeof window.vega") == "undefinedundefined"
+    for k in range(charts.count()):
+        charts.nth(k).hover()
+    page.wait_for_function(
+        "[...document.querySelectorAll('.chart')].every(c => c.getAttribute('data-rendered') === 'true'"
+        " || c.classList.contains('chart-error'))"
+    )
+    return charts.count()
+
+
 @contextlib.contextmanager
 def watched(browser, **kwargs):
     page = Watched(browser, **kwargs)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from olmes.store import publish as store
-from tests.helpers import watched
+from tests.helpers import draw_charts_live, watched
 
 REPO = Path(__file__).resolve().parent.parent
 ACTIONLINT = (
@@ -103,8 +103,7 @@ def test_pages_site_renders_in_chromium(pages_site, browser) -> None:
         assert evaluated == len(store.model_names(pages_site["clone"] / "leaderboard")) and reported == 40
         for path in sorted(site.rglob("*.html")):
             page = w.goto(path.as_uri())
-            if page.locator(".chart").count():
-                page.wait_for_selector(".chart[data-rendered=true], .chart-error")
+            draw_charts_live(page)
         assert w.errors == [], w.errors
         assert w.blocked == [], f"requests to other hosts: {w.blocked}"
     print(f"leaderboard first render in Chromium: {first_render:.2f} s")

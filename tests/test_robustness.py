@@ -16,7 +16,7 @@ from olmes.scoring.score import score_task, standard_error
 from olmes.site.build import build_site
 from olmes.tables.results import load_scores
 from olmes.tables.robustness import table5
-from tests.helpers import compile_latex, instance_rows, rotation_frames, watched, write
+from tests.helpers import compile_latex, draw_charts_live, instance_rows, rotation_frames, watched, write
 
 N = 40  # boolq instances of the standard run; the variant runs the first 10
 
@@ -131,8 +131,9 @@ def test_robustness_page_draws_the_tables_and_letter_bias(results, browser):
     assert 'id="table5_variants"' in html and 'id="rotations"' in html and "No prompt variants" not in html
     with watched(browser) as w:
         page = w.goto((site / "robustness.html").as_uri())
-        page.wait_for_selector("#letter-bias[data-rendered=true] svg")
         assert page.locator("#letter-bias svg .mark-rect path").count() == 8  # 4 letters x predicted, gold
+        assert draw_charts_live(page) == 1
+        assert page.locator("#letter-bias svg .mark-rect path").count() == 8
         assert page.locator("#table5_variants tbody tr").count() == 1
         assert w.errors == [] and w.blocked == []
     empty = results["root"] / "site-empty"

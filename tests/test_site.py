@@ -19,6 +19,7 @@ import re
 import shutil
 import stat
 import threading
+import xml.etree.ElementTree as ET
 from html import escape
 from pathlib import Path
 
@@ -34,8 +35,9 @@ from olmes.requests.tasks.base import curated_fewshot
 from olmes.site import build as site_build
 from olmes.site import charts
 from olmes.site.filters import sort_key
+from olmes.site.svg import checked_svg, static_svg
 from olmes.tables.render import percent
-from tests.helpers import engine_logprobs, run_record, watched
+from tests.helpers import draw_charts_live, engine_logprobs, run_record, watched
 
 SCREENSHOTS = Path(
     os.environ.get("OLMES_SCREENSHOT_DIR", Path(__file__).resolve().parents[1] / "artifacts/screenshots")
@@ -440,8 +442,7 @@ def test_every_page_loads_cleanly(built, browser):
     with watched(browser) as w:
         for path in pages:
             page = w.goto(path.as_uri())
-            if page.locator(".chart").count():
-                page.wait_for_selector(".chart[data-rendered=true], .chart-error")
+            draw_charts_live(page)
             if page.locator("#browser-list").count():
                 page.wait_for_selector("#browser-list .instance, #browser-list .empty")
             assert page.evaluate("window.__pwned") is None, path
@@ -492,15 +493,26 @@ def test_leaderboard_sorts_daggers_partial(built, browser):
         assert w.errors == []
 
 
+def _chart_marks(page, chart: str) -> list[str]:
+    """The class of each point, line and bar a chart's SVG draws, in order."""
+    marks = f"#{chart} svg .mark-symbol path, #{chart} svg .mark-line path, #{chart} svg .mark-rule line"
+    return page.eval_on_selector_all(marks, "marks => marks.map(m => m.parentElement.getAttribute('class'))")
+
+
 def test_chart_renders_marks(built, browser):
+    """A chart page shows the chart drawn when the site was built, with no chart library loaded; vega,
+    loaded once the pointer is on the chart, draws it again live with the same marks."""
     with watched(browser) as w:
-        page = w.goto((built["site"] / "cf-vs-mcf.html").as_uri())
-        page.wait_for_selector("#figure2[data-rendered=true] svg")
-        marks = page.locator("#figure2 svg .mark-symbol path, #figure2 svg .mark-line path").count()
-        assert marks > 10
-        page = w.goto((built["site"] / "checkpoints.html").as_uri())
-        page.wait_for_selector("#figure1[data-rendered=true] svg")
-        assert page.locator("#figure1 svg .mark-symbol path").count() > 0
+        for page_name, chart in (("cf-vs-mcf.html", "figure2"), ("checkpoints.html", "figure1")):
+            before = len(w.requests)
+            page = w.goto((built["site"] / page_name).as_uri())
+            built_marks = _chart_marks(page, chart)
+            assert len(built_marks) > 10 and "mark-symbol role-mark" in " ".join(built_marks), built_marks[:3]
+            loaded = w.requests[before:]
+            assert not any("vega" in url for url in loaded), "a chart library loaded before it was needed"
+            assert draw_charts_live(page) == 1
+            assert _chart_marks(page, chart) == built_marks
+            assert any(url.endswith("static/vega-embed.min.js") for url in w.requests[before:])
         assert w.errors == []
 
 
@@ -538,8 +550,7 @@ def test_served_over_http_like_pages(built, browser):
         with watched(browser, allowed=(base,)) as w:
             for path in ("index.html", "cf-vs-mcf.html", "tasks/mmlu.html", "models/alpha.html"):
                 page = w.goto(base + path)
-                if page.locator(".chart").count():
-                    page.wait_for_selector(".chart[data-rendered=true]")
+                draw_charts_live(page)
             assert w.errors == [] and w.blocked == []
     finally:
         server.shutdown()
@@ -556,7 +567,7 @@ def test_screenshots(built, browser, width, height, label):
         page.wait_for_selector("#browser-list .instance")
         page.screenshot(path=str(SCREENSHOTS / f"task-arc_challenge-{label}.png"), full_page=True)
         page = w.goto((built["site"] / "cf-vs-mcf.html").as_uri())
-        page.wait_for_selector("#figure2[data-rendered=true] svg")
+        page.wait_for_selector("#figure2[data-rendered=static] svg")
         page.screenshot(path=str(SCREENSHOTS / f"cf-vs-mcf-{label}.png"), full_page=True)
         assert w.errors == []
     for name in ("leaderboard", "task-arc_challenge", "cf-vs-mcf"):
@@ -586,8 +597,9 @@ def test_instance_data_in_pieces_reassembles_in_the_browser(browser):
 
     instances = [{"i": k, "id": f"x{k}", "q": "</script><b>q</b> " * 5, "c": ["a", "b"], "g": k % 2}
                  for k in range(60)]  # fmt: skip
-    scripts = instance_scripts(instances, piece_bytes=1500)
-    assert len(scripts) == 6  # 60 instances of about 136 bytes, 11 to a 1500-byte piece
+    scripts = instance_scripts(instances, piece_bytes=1500, first_piece_bytes=300)
+    assert len(scripts) == 7  # 60 instances of about 136 bytes: 2 first, then 11 to a 1500-byte piece
+    assert len(scripts[0].encode()) < 300 + 400 and scripts[0].count('"id":') == 2
     assert all(len(text.encode()) < 1500 + 400 for text in scripts)
     name, picks = 'm "</script>\u2028', {"ranges": [[0, 2]], "predictions": {"mcf": [1, -1]}, "near_ties": {}}
     with watched(browser) as w:
@@ -599,7 +611,7 @@ def test_instance_data_in_pieces_reassembles_in_the_browser(browser):
         for text in [*scripts, model_script(name, picks)]:
             w.page.evaluate(text)
         pieces = w.page.evaluate("window.OLMES_BROWSER.pieces")
-        assert [number for number, _ in pieces] == list(range(6))
+        assert [number for number, _ in pieces] == list(range(7))
         assert [item for _, items in pieces for item in items] == instances
         assert w.page.evaluate("window.OLMES_BROWSER.models") == [[name, picks]]
 
@@ -726,6 +738,56 @@ def test_a_chart_of_500_models_draws_the_top_ones_and_keeps_the_others_for_the_p
     assert charts.subjects_spec(rows, ranking, top=3).shown == ranking[:3]
 
 
+PWNING_NAME = '</text><script>window.__pwned = 3</script><a href="javascript:x" onload="y">M'
+
+
+def test_a_chart_drawn_when_the_site_is_built_keeps_names_as_text():
+    """A model's name (store text, untrusted) reaches the chart's SVG only as escaped text."""
+    rows = [
+        {"subject": subject, "model": name, "formulation": formulation, "accuracy": 0.25 + k / 4}
+        for k, name in enumerate([PWNING_NAME, "Plain"])
+        for subject in ("astronomy", "law")
+        for formulation in ("CF", "MCF")
+    ]
+    chart = charts.subjects_spec(rows, ["Plain", PWNING_NAME])
+    svg = static_svg(chart.spec, "mmlu-subjects")
+    assert "<script" not in svg and "<a " not in svg
+    elements = list(ET.fromstring(svg).iter())
+    assert not [name for element in elements for name in element.attrib if name.lower().startswith("on")]
+    texts = [element.text for element in elements if element.tag == "{http://www.w3.org/2000/svg}text"]
+    assert PWNING_NAME in texts  # the legend's label: the whole name, as text
+    labels = [element.get("aria-label", "") for element in elements]
+    assert sum(f"Model: {PWNING_NAME};" in label for label in labels) == 4  # its 4 points
+    assert static_svg(chart.spec, "mmlu-subjects") == svg  # drawn the same each build
+
+
+SVG_OPEN = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">'
+
+
+@pytest.mark.parametrize(
+    "body,refused",
+    [
+        ("<script>window.__pwned = 1</script>", "a <script> element"),
+        ("<foreignObject><p>x</p></foreignObject>", "a <foreignObject> element"),
+        ('<a xlink:href="javascript:x"><text>x</text></a>', "a <a> element"),
+        ('<g onload="x"/>', "the attribute onload='x' on <g>"),
+        ('<path style="fill: url(https://example.org/x)"/>', "the attribute style="),
+        ('<text xlink:href="#x">x</text>', "the attribute href='#x' on <text>"),
+    ],
+)
+def test_a_chart_svg_with_more_than_drawing_elements_is_refused(body, refused):
+    with pytest.raises(OlmesError, match=re.escape(f"chart c: its SVG has {refused}")):
+        checked_svg(SVG_OPEN + body + "</svg>", "c")
+
+
+def test_a_chart_svg_that_is_no_svg_is_refused():
+    assert checked_svg(SVG_OPEN + '<g clip-path="url(#clip1)"><path d="M0,0"/></g></svg>', "c")
+    with pytest.raises(OlmesError, match="chart c: its SVG does not parse"):
+        checked_svg("<svg><g></svg>", "c")
+    with pytest.raises(OlmesError, match="chart c: its SVG's root is <html>, not <svg>"):
+        checked_svg("<html/>", "c")
+
+
 def _site_with(built, folder: Path, module, name: str, value) -> Path:
     """The site of ``built`` made again into ``folder`` with ``module.name`` set to ``value``."""
     site = folder / "site"
@@ -749,7 +811,7 @@ def _svg_text(page, selector: str) -> str:
 def test_picker_adds_a_model_to_the_chart_and_its_table(built_top1, browser):
     with watched(browser) as w:
         page = w.goto((built_top1 / "cf-vs-mcf.html").as_uri())
-        page.wait_for_selector("#figure2[data-rendered=true] svg")
+        page.wait_for_selector("#figure2[data-rendered=static] svg")
         assert "strongest of the 3 models" in page.locator(".picker-rule").inner_text()
         names = page.eval_on_selector_all("#figure2-names option", "options => options.map(o => o.value)")
         assert len(names) == 2 and "Gamma (quick test)" in names
@@ -767,13 +829,14 @@ def test_picker_adds_a_model_to_the_chart_and_its_table(built_top1, browser):
         assert "No other model" in page.locator(".picker[data-chart=figure2] .picker-status").inner_text()
 
         page = w.goto((built_top1 / "mmlu.html").as_uri())
-        page.wait_for_selector("#mmlu-subjects[data-rendered=true] svg")
+        page.wait_for_selector("#mmlu-subjects[data-rendered=static] svg")
         headers = page.locator("#subjects-table thead th")
         assert headers.count() == 2 + 2  # subject, n, the top model's CF and MCF
         other = page.eval_on_selector("#mmlu-subjects-names option", "option => option.value")
         page.fill(".picker[data-chart=mmlu-subjects] .picker-input", other)
         page.press(".picker[data-chart=mmlu-subjects] .picker-input", "Enter")
         page.wait_for_function("document.querySelectorAll('#subjects-table thead th').length === 6")
+        page.wait_for_selector("#mmlu-subjects[data-rendered=true] svg")
         assert other in _svg_text(page, "#mmlu-subjects")
         headers.nth(5).locator("button").click()  # the added MCF column sorts like the others
         values = [float(v) for v in page.eval_on_selector_all(

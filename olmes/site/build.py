@@ -17,7 +17,7 @@ import hashlib
 import json
 import shutil
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
@@ -40,6 +40,7 @@ from olmes.site.filters import FILTERS
 from olmes.site.inputs import load_requests, load_site_scores, read_reproduction
 from olmes.site.pages import SiteData, subject_table, subjects_csv
 from olmes.site.reported import paper_sections
+from olmes.site.svg import static_svg
 from olmes.tables.paper import table8_key
 from olmes.tables.render import DAGGER, MISSING, PARTIAL_MARK
 from olmes.tables.reported import PAPER_SOURCE, PAPER_URL
@@ -268,10 +269,12 @@ def _chart_data(
     out: _SiteWriter, chart_id: str, chart: charts.PickableChart | None
 ) -> charts.PickableChart | None:
     """Write ``charts/<chart_id>.js``, the rows of the models a reader can add to the chart (when
-    there are any), and return the chart for its page."""
-    if chart is not None and chart.others:
+    there are any), and return the chart for its page, with its first state drawn as SVG."""
+    if chart is None:
+        return None
+    if chart.others:
         out.file(f"charts/{chart_id}.js", chart.data_script(chart_id))
-    return chart
+    return replace(chart, svg=static_svg(chart.spec, chart_id))
 
 
 def _write_model_pages(out: _SiteWriter, data: SiteData, identities: dict) -> None:
@@ -295,7 +298,10 @@ def _write_reported_pages(out: _SiteWriter, data: SiteData) -> None:
 
 
 BROWSER_PIECE_BYTES = 500_000
-"""About the size of each instances script: the first is all a task page loads before its first screen."""
+"""About the size of each instances script after the first."""
+BROWSER_FIRST_PIECE_BYTES = 100_000
+"""About the size of the first instances script, all of the instances a task page loads before its first
+screen (MMLU: about 150 instances, 15 screens); the others load after it."""
 BROWSER_DATA_FORMAT = 1
 """The layout of the browser's data files: a change that alters them for the same inputs bumps it."""
 DEFAULT_PICKS = 3
@@ -418,14 +424,19 @@ def _write_model_data(out: _SiteWriter, data: SiteData, data_files: _DataFiles, 
     return models
 
 
-def instance_scripts(instances: list[dict], piece_bytes: int = BROWSER_PIECE_BYTES) -> list[str]:
-    """A task's instances as scripts of about ``piece_bytes`` each, in order; script ``n`` runs
-    ``OLMES_BROWSER.addInstances(n, [...])``. MMLU's 14,042 instances are several MB: a page draws
-    its first screen from the first piece and loads the others after."""
+def instance_scripts(
+    instances: list[dict],
+    piece_bytes: int = BROWSER_PIECE_BYTES,
+    first_piece_bytes: int = BROWSER_FIRST_PIECE_BYTES,
+) -> list[str]:
+    """A task's instances as scripts of about ``first_piece_bytes`` (the first) and ``piece_bytes`` (the
+    others) each, in order; script ``n`` runs ``OLMES_BROWSER.addInstances(n, [...])``. MMLU's 14,042
+    instances are several MB: a page draws its first screen from the first piece and loads the others
+    after."""
     pieces, piece, size = [], [], 0
     for item in instances:
         text = json.dumps(item, ensure_ascii=False, separators=(",", ":"))
-        if piece and size + len(text.encode()) > piece_bytes:
+        if piece and size + len(text.encode()) > (piece_bytes if pieces else first_piece_bytes):
             pieces.append(piece)
             piece, size = [], 0
         piece.append(text)

@@ -23,6 +23,9 @@ FULL_RUN = "full standard"
 PARTIAL_RUN = "partial (fewer instances)"
 CF_COLOR = "#1f6f8b"
 MCF_COLOR = "#d1495b"
+NAME_LIMIT = 0
+"""The label limit (pixels) of every axis and legend that shows model names: none. A cut name could
+drop the qualifiers that say what was evaluated (``base Q4_K_M GGUF``) and name the original model."""
 FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif'
 
 CONFIG = {
@@ -40,13 +43,15 @@ class PickableChart:
 
     ``key`` is the row field a reader picks by (a model's display name; a series for Figure 1);
     ``others`` maps each other key, in the leaderboard's order, to its rows as lists of the
-    ``fields`` values (the key left out: it is the map's key)."""
+    ``fields`` values (the key left out: it is the map's key); ``svg``, the spec drawn, is set by the
+    site build (:func:`olmes.site.svg.static_svg`), which knows the chart's id."""
 
     spec: dict
     key: str
     shown: list[str]
     fields: list[str]
     others: dict[str, list[list]]
+    svg: str = ""
 
     @property
     def total(self) -> int:
@@ -148,7 +153,7 @@ def figure2_spec(
 
     def draw():
         sort = alt.EncodingSortField("strength", op="min")
-        x = alt.X("model:N", sort=sort, title=None, axis=alt.Axis(labelAngle=-40, labelLimit=110))
+        x = alt.X("model:N", sort=sort, title=None, axis=alt.Axis(labelAngle=-90, labelLimit=NAME_LIMIT))
         tooltip = [
             alt.Tooltip("model:N", title="Model"),
             alt.Tooltip("formulation:N", title="Formulation"),
@@ -209,7 +214,7 @@ def figure1_spec(
     tasks = [name for name in task_order if any(row["task"] == name for row in data)]
     series_of = {row["model"]: row["series"] for row in data}
     series_ranking = [series_of[name] for name in ranking if name in series_of]
-    legend = alt.Legend() if len(set(series_of.values())) > 1 else None
+    legend = alt.Legend(labelLimit=NAME_LIMIT) if len(set(series_of.values())) > 1 else None
 
     def draw():
         tooltip = [
@@ -253,7 +258,12 @@ def subjects_spec(rows: list[dict], ranking: list[str], top: int | None = None) 
             .encode(
                 y=alt.Y("subject:N", title=None, sort="ascending", axis=alt.Axis(labelLimit=220)),
                 x=alt.X("accuracy:Q", title="Accuracy (%)", scale=alt.Scale(domain=[0, 100])),
-                color=alt.Color("model:N", title="Model", scale=alt.Scale(scheme="category20")),
+                color=alt.Color(
+                    "model:N",
+                    title="Model",
+                    scale=alt.Scale(scheme="category20"),
+                    legend=alt.Legend(labelLimit=NAME_LIMIT),
+                ),
                 tooltip=[
                     alt.Tooltip("subject:N", title="Subject"),
                     alt.Tooltip("model:N", title="Model"),

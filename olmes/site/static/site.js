@@ -153,25 +153,80 @@
     element.classList.add("chart-error");
   }
 
+  /* Draw spec with vega; resolves to whether it was drawn (if not, the chart says why). */
   function drawChart(element, spec) {
-    element.removeAttribute("data-rendered");
     return window.vegaEmbed(element, spec, { mode: "vega-lite", renderer: "svg", actions: false, tooltip: true })
-      .then(function () { element.setAttribute("data-rendered", "true"); })
+      .then(function () { return true; })
       .catch(function (error) {
         chartError(element, "The chart could not be drawn: " + error);
         console.error(error);
+        return false;
       });
   }
 
-  function renderCharts() {
-    var charts = document.querySelectorAll(".chart[data-spec]");
-    Array.prototype.forEach.call(charts, function (element) {
-      var source = document.getElementById(element.getAttribute("data-spec"));
-      if (!source || typeof window.vegaEmbed !== "function") {
-        chartError(element, "The chart library did not load.");
+  /* The chart libraries (initCharts' sources, in order), loaded once, when first needed: each chart
+     shows at first the SVG drawn when the site was built, and is drawn live only for a reader who
+     moves onto it (its tooltips) or picks a model. done(true) once vegaEmbed is there, done(false) if
+     a library did not load. */
+  var chartLibraries = [], librariesWaiting = null;
+  function withChartLibraries(done) {
+    if (typeof window.vegaEmbed === "function") { done(true); return; }
+    if (librariesWaiting) { librariesWaiting.push(done); return; }
+    librariesWaiting = [done];
+    function finish(loaded) {
+      var waiting = librariesWaiting;
+      librariesWaiting = null;
+      waiting.forEach(function (callback) { callback(loaded); });
+    }
+    (function next(k) {
+      if (k === chartLibraries.length) { finish(typeof window.vegaEmbed === "function"); return; }
+      var script = document.createElement("script");
+      script.src = chartLibraries[k];
+      script.onload = function () { next(k + 1); };
+      script.onerror = function () { finish(false); };
+      document.head.appendChild(script);
+    })(0);
+  }
+
+  /* Draw spec() live into element, after any drawing of it still under way; failed() if the chart
+     libraries did not load (the built SVG stays). data-rendered is "true" once the last drawing asked
+     for is done ("static" before any: the SVG drawn when the site was built). */
+  function drawLive(element, spec, failed) {
+    var before = element.getAttribute("data-rendered");
+    element.setAttribute("data-live", "true");
+    element.removeAttribute("data-rendered");
+    element.pending = (element.pending || 0) + 1;
+    withChartLibraries(function (loaded) {
+      if (!loaded) {
+        element.pending -= 1;
+        if (before) element.setAttribute("data-rendered", before);
+        failed();
         return;
       }
-      drawChart(element, JSON.parse(source.textContent));
+      element.drawing = (element.drawing || Promise.resolve())
+        .then(function () { return drawChart(element, spec()); })
+        .then(function (drawn) {
+          element.pending -= 1;
+          if (drawn && element.pending === 0) element.setAttribute("data-rendered", "true");
+        });
+    });
+  }
+
+  function initCharts(sources) {
+    chartLibraries = sources;
+    Array.prototype.forEach.call(document.querySelectorAll(".chart[data-spec]"), function (element) {
+      var source = document.getElementById(element.getAttribute("data-spec"));
+      if (!source) return;
+      function live() {
+        ["pointerenter", "focusin", "touchstart"].forEach(function (kind) { element.removeEventListener(kind, live); });
+        if (element.hasAttribute("data-live")) return;  /* a pick drew it already */
+        drawLive(element, function () { return JSON.parse(source.textContent); }, function () {
+          console.error("The chart library did not load; the chart stays as first drawn.");
+        });
+      }
+      ["pointerenter", "focusin", "touchstart"].forEach(function (kind) {
+        element.addEventListener(kind, live, { passive: true });
+      });
     });
     Array.prototype.forEach.call(document.querySelectorAll(".picker[data-chart]"), initPicker);
   }
@@ -255,10 +310,12 @@
     var picked = [];
 
     function redraw(data) {
-      var spec = JSON.parse(JSON.stringify(base));
-      picked.forEach(function (name) { spec.data.values = spec.data.values.concat(pickedRows(data, name)); });
       element.setAttribute("data-picked", picked.join("\n"));
-      return drawChart(element, spec);
+      drawLive(element, function () {
+        var spec = JSON.parse(JSON.stringify(base));
+        picked.forEach(function (name) { spec.data.values = spec.data.values.concat(pickedRows(data, name)); });
+        return spec;
+      }, function () { status.textContent = "The chart library did not load; the chart shows its first models."; });
     }
 
     function add(name) {
@@ -310,5 +367,5 @@
     Array.prototype.forEach.call(document.querySelectorAll("button[data-show-all]"), initShowAll);
   });
 
-  window.OLMES = { renderCharts: renderCharts, sortTable: sortTable };
+  window.OLMES = { initCharts: initCharts, sortTable: sortTable };
 })();
