@@ -499,9 +499,20 @@ def _chart_marks(page, chart: str) -> list[str]:
     return page.eval_on_selector_all(marks, "marks => marks.map(m => m.parentElement.getAttribute('class'))")
 
 
+_TEXT_OUTSIDE = """chart => {
+  const box = chart.querySelector('svg').getBoundingClientRect();
+  return [...chart.querySelectorAll('svg text')].filter(text => {
+    const r = text.getBoundingClientRect();
+    return r.width > 0 && (r.left < box.left - 0.5 || r.right > box.right + 0.5
+                           || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5);
+  }).map(text => text.textContent);
+}"""
+
+
 def test_chart_renders_marks(built, browser):
-    """A chart page shows the chart drawn when the site was built, with no chart library loaded; vega,
-    loaded once the pointer is on the chart, draws it again live with the same marks."""
+    """A chart page shows the chart drawn when the site was built, with no chart library loaded and no
+    label cut off; vega, loaded once the pointer is on the chart, draws it again live with the same
+    marks."""
     with watched(browser) as w:
         for page_name, chart in (("cf-vs-mcf.html", "figure2"), ("checkpoints.html", "figure1")):
             before = len(w.requests)
@@ -510,6 +521,8 @@ def test_chart_renders_marks(built, browser):
             assert len(built_marks) > 10 and "mark-symbol role-mark" in " ".join(built_marks), built_marks[:3]
             loaded = w.requests[before:]
             assert not any("vega" in url for url in loaded), "a chart library loaded before it was needed"
+            # every label as this browser draws it inside the SVG (the build measured it in DejaVu Sans)
+            assert page.eval_on_selector(f"#{chart}", _TEXT_OUTSIDE) == []
             assert draw_charts_live(page) == 1
             assert _chart_marks(page, chart) == built_marks
             assert any(url.endswith("static/vega-embed.min.js") for url in w.requests[before:])

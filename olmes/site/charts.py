@@ -214,7 +214,7 @@ def figure1_spec(
     tasks = [name for name in task_order if any(row["task"] == name for row in data)]
     series_of = {row["model"]: row["series"] for row in data}
     series_ranking = [series_of[name] for name in ranking if name in series_of]
-    legend = alt.Legend(labelLimit=NAME_LIMIT) if len(set(series_of.values())) > 1 else None
+    legend = alt.Legend(labelLimit=NAME_LIMIT, columns=3) if len(set(series_of.values())) > 1 else None
 
     def draw():
         tooltip = [
@@ -262,7 +262,7 @@ def subjects_spec(rows: list[dict], ranking: list[str], top: int | None = None) 
                     "model:N",
                     title="Model",
                     scale=alt.Scale(scheme="category20"),
-                    legend=alt.Legend(labelLimit=NAME_LIMIT),
+                    legend=alt.Legend(labelLimit=NAME_LIMIT, columns=2),  # whole names: not in one row
                 ),
                 tooltip=[
                     alt.Tooltip("subject:N", title="Subject"),

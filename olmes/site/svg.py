@@ -10,8 +10,11 @@ only when a reader moves onto a chart (its tooltips) or picks a model (``site.js
 
 from __future__ import annotations
 
+import functools
+import html
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import altair as alt
 
@@ -27,15 +30,36 @@ ELEMENTS = frozenset(
 _SAFE_URL = re.compile(r"url\(#[\w-]+\)")
 
 
-def static_svg(spec: dict, chart_id: str) -> str:
-    """The SVG vega draws for the vega-lite ``spec`` (a dict with its data inlined), checked."""
+MEASURE_FONT = "DejaVu Sans"
+"""The font the build measures a chart's text with (shipped in ``olmes/site/fonts/``, so every machine
+measures alike): the sans-serif of Linux browsers, and wider than the system fonts of the others (SF,
+Segoe UI, Roboto), so a label drawn by a reader's browser fits the space the build measured for it;
+the SVG names the chart's own fonts. The chart drawn live by vega measures in the browser."""
+FONTS = Path(__file__).parent / "fonts"
+
+
+@functools.cache
+def _registered_fonts() -> None:
     import vl_convert
 
+    vl_convert.register_font_directory(str(FONTS))
+
+
+def static_svg(spec: dict, chart_id: str) -> str:
+    """The SVG vega draws for the vega-lite ``spec`` (a dict with its data inlined), its text measured
+    in :data:`MEASURE_FONT` and shown in the spec's font; checked."""
+    import vl_convert
+
+    _registered_fonts()
+    config = spec.get("config", {})
+    measured = {**spec, "config": {**config, "font": MEASURE_FONT}}
     try:
-        svg = vl_convert.vegalite_to_svg(spec, vl_version=VEGA_LITE_VERSION)
+        svg = vl_convert.vegalite_to_svg(measured, vl_version=VEGA_LITE_VERSION)
     except ValueError as error:
         reason = str(error).splitlines()[0]
         raise OlmesError(f"chart {chart_id}: vl-convert could not draw it: {reason}") from error
+    if "font" in config:
+        svg = svg.replace(f'font-family="{MEASURE_FONT}"', f'font-family="{html.escape(config["font"])}"')
     return checked_svg(svg, chart_id)
 
 
