@@ -35,7 +35,7 @@ from olmes.requests.tasks.base import curated_fewshot
 from olmes.site import build as site_build
 from olmes.site import charts
 from olmes.site.filters import sort_key
-from olmes.site.svg import checked_svg, static_svg
+from olmes.site.svg import SVG_NS, checked_svg, static_svg
 from olmes.tables.render import percent
 from tests.helpers import draw_charts_live, engine_logprobs, run_record, watched
 
@@ -767,7 +767,7 @@ def test_a_chart_drawn_when_the_site_is_built_keeps_names_as_text():
     assert "<script" not in svg and "<a " not in svg
     elements = list(ET.fromstring(svg).iter())
     assert not [name for element in elements for name in element.attrib if name.lower().startswith("on")]
-    texts = [element.text for element in elements if element.tag == "{http://www.w3.org/2000/svg}text"]
+    texts = [element.text for element in elements if element.tag == f"{SVG_NS}text"]
     assert PWNING_NAME in texts  # the legend's label: the whole name, as text
     labels = [element.get("aria-label", "") for element in elements]
     assert sum(f"Model: {PWNING_NAME};" in label for label in labels) == 4  # its 4 points

@@ -153,6 +153,16 @@
     element.classList.add("chart-error");
   }
 
+  /* A script element for src (chart data and libraries come as scripts: browsers refuse fetch on
+     file://); loaded() once it has run, failed() if it did not load. */
+  function loadScript(src, loaded, failed) {
+    var script = document.createElement("script");
+    script.src = src;
+    script.onload = loaded;
+    script.onerror = failed;
+    document.head.appendChild(script);
+  }
+
   /* Draw spec with vega; resolves to whether it was drawn (if not, the chart says why). */
   function drawChart(element, spec) {
     return window.vegaEmbed(element, spec, { mode: "vega-lite", renderer: "svg", actions: false, tooltip: true })
@@ -180,11 +190,7 @@
     }
     (function next(k) {
       if (k === chartLibraries.length) { finish(typeof window.vegaEmbed === "function"); return; }
-      var script = document.createElement("script");
-      script.src = chartLibraries[k];
-      script.onload = function () { next(k + 1); };
-      script.onerror = function () { finish(false); };
-      document.head.appendChild(script);
+      loadScript(chartLibraries[k], function () { next(k + 1); }, function () { finish(false); });
     })(0);
   }
 
@@ -232,15 +238,12 @@
   }
 
   /* charts/<id>.js (window.OLMES_CHART_DATA[id]: the rows of the models not drawn at first), loaded
-     once, on the first pick: a script element, since browsers refuse fetch on file://. */
+     once, on the first pick. */
   function loadChartData(picker, id, done) {
     var store = window.OLMES_CHART_DATA || {};
     if (store[id]) { done(store[id]); return; }
-    var script = document.createElement("script");
-    script.src = picker.getAttribute("data-src");
-    script.onload = function () { done((window.OLMES_CHART_DATA || {})[id]); };
-    script.onerror = function () { done(null); };
-    document.head.appendChild(script);
+    loadScript(picker.getAttribute("data-src"), function () { done((window.OLMES_CHART_DATA || {})[id]); },
+               function () { done(null); });
   }
 
   function pickedRows(data, name) {
