@@ -54,8 +54,19 @@ ARCHITECTURES: dict[str, Architecture] = {
         Architecture(
             "llama",
             TREE,
-            ("TinyLlama-1.1B", "Llama2-7B", "Llama2-13B", "Llama3-8B", "Llama3-70B", "Llama3.1-8B",
-             "Llama3.1-70B", "Llama3.2-1B", "Llama3.2-3B", "DeepSeek-7B", "SmolLM2-135M"),
+            (
+                "TinyLlama-1.1B",
+                "Llama2-7B",
+                "Llama2-13B",
+                "Llama3-8B",
+                "Llama3-70B",
+                "Llama3.1-8B",
+                "Llama3.1-70B",
+                "Llama3.2-1B",
+                "Llama3.2-3B",
+                "DeepSeek-7B",
+                "SmolLM2-135M",
+            ),
         ),  # fmt: skip
         Architecture("stablelm", TREE, ("StableLM2-1.6B",)),
         Architecture("mpt", LEAVES, ("MPT-7b",), why=_ALIBI),

@@ -9,5 +9,4 @@ from __future__ import annotations
 
 SHORT_NAMES = ("smollm2-135m", "gemma3-270m")  # embedded models, fetched from PyPI by name
 DTYPE_NAMES = ("float32", "float16", "bfloat16")  # torch dtypes of the same names
-DEFAULT_MAX_BATCH_TOKENS = 512  # tokens forwarded per model call on a CPU
-GPU_MAX_BATCH_TOKENS = 8192  # and on a GPU
+DEFAULT_MAX_BATCH_TOKENS = 512  # tokens forwarded per model call on a CPU (a GPU's: engine.py)

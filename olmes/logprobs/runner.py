@@ -62,7 +62,8 @@ def score_file(
     load (when this file loaded the weights) and engine time, peak memory, cache bytes written.
     ``max_batch_tokens`` None takes the device's default
     (:func:`olmes.logprobs.engine.default_max_batch_tokens`; on a GPU chosen once the weights are
-    loaded). ``known``: the results known so far (request key -> result), read from the cache when None; the new results are added to it.
+    loaded). ``known``: the results known so far (request key -> result), read from the cache when
+    None; the new results are added to it.
     """
     started = time.perf_counter()
     pairs = [(row["context"], row["continuation"]) for row in requests]

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from olmes.core.errors import OlmesError
-from olmes.logprobs.options import DEFAULT_MAX_BATCH_TOKENS, DTYPE_NAMES, GPU_MAX_BATCH_TOKENS, SHORT_NAMES
+from olmes.logprobs.options import DEFAULT_MAX_BATCH_TOKENS, DTYPE_NAMES, SHORT_NAMES
 from olmes.logprobs.placement import SPLIT_MODES, WEIGHTS_SHARE
 
 NAME = "logprobs"
@@ -41,8 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-batch-tokens",
         type=_positive_or_auto,
         default="auto",
-        help=f"tokens forwarded per model call, or auto (default: {DEFAULT_MAX_BATCH_TOKENS} on a CPU, "
-        f"{GPU_MAX_BATCH_TOKENS} on a GPU); halved on CUDA OOM",
+        help=f"tokens forwarded per model call, or auto (default: {DEFAULT_MAX_BATCH_TOKENS} on a CPU; on a "
+        "GPU the most the free memory holds by the model's dimensions); halved on out-of-memory, then "
+        "grown back",
     )
     parser.add_argument(
         "--dtype",
@@ -77,6 +78,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--no-cache", action="store_true", help="ignore cached scores (a cold run; still writes new ones)"
+    )
+    parser.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="run a model that ships its own code (read it first; the workflow passes the config entry's "
+        "trust_remote_code); such a model is scored on the safe leaves path",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -124,7 +131,14 @@ def run(args: argparse.Namespace) -> int:
             f"got {len(args.requests)} --requests but {len(args.output)} --output; give each request "
             "file its own --output after it"
         )
-    plan = prepare(args.model, args.dtype, args.device, args.split, args.gpu_memory)
+    plan = prepare(
+        args.model,
+        args.dtype,
+        args.device,
+        args.split,
+        args.gpu_memory,
+        trust_remote_code=args.trust_remote_code,
+    )
     records = score_files(
         plan,
         list(zip(args.requests, args.output, strict=True)),

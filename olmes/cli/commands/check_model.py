@@ -1,0 +1,40 @@
+"""``olmes check-model``: whether the engine's fast path is exact for a model, in one line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from olmes.logprobs.options import DTYPE_NAMES, SHORT_NAMES
+
+NAME = "check-model"
+HELP = "check on ~50 real requests whether the engine's fast (tree) path is exact for a model"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "model",
+        help=f"{' or '.join(SHORT_NAMES)}, a .gguf file, a local Hugging Face folder, or a hub id[@revision]",
+    )
+    parser.add_argument("--dtype", default="auto", choices=["auto", *DTYPE_NAMES], help="as olmes logprobs")
+    parser.add_argument("--device", help="torch device (default: cuda when present, else cpu)")
+    parser.add_argument(
+        "--trust-remote-code", action="store_true", help="run a model that ships its own code (read it first)"
+    )
+    parser.add_argument("--output", type=Path, help="also write the report as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from olmes.core.atomic import write_json_atomic
+    from olmes.logprobs.check import check_model, summary_line
+    from olmes.logprobs.models import prepare
+
+    plan = prepare(
+        args.model, args.dtype, args.device, split="never", trust_remote_code=args.trust_remote_code
+    )
+    report = check_model(plan)
+    if args.output is not None:
+        write_json_atomic(args.output, report)
+    print(f"olmes: {summary_line(report)}", file=sys.stderr)
+    return 0 if report["ok"] else 1
