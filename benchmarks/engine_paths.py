@@ -61,8 +61,8 @@ def main() -> None:
     tree, took = run(lm, pairs, args.max_batch_tokens)
     print(
         f"tree: {len(pairs)} requests, {tree.tokens_forwarded:,} tokens forwarded in {took:.1f} s = "
-        f"{tree.tokens_forwarded / took:,.0f} tok/s; masks {spent[0]:.2f} s = {spent[0] / took:.1%} of the time "
-        f"(chunk {args.max_batch_tokens})"
+        f"{tree.tokens_forwarded / took:,.0f} tok/s; masks {spent[0]:.2f} s = {spent[0] / took:.1%} of the "
+        f"time (chunk {args.max_batch_tokens})"
     )
     if "scoring_path" not in {field.name for field in dataclasses.fields(lm)}:
         return
@@ -70,9 +70,9 @@ def main() -> None:
     delta = np.abs(leaves.sum_logprob - tree.sum_logprob).max()
     flips = int((leaves.is_greedy != tree.is_greedy).sum())
     print(
-        f"leaves: {leaves.tokens_forwarded:,} tokens forwarded ({leaves.tokens_forwarded / tree.tokens_forwarded:.2f}x"
-        f" the tree's), {took_leaves:.1f} s ({took_leaves / took:.2f}x); max |tree - leaves| {delta:.2e} nats, "
-        f"greedy flags differing {flips}"
+        f"leaves: {leaves.tokens_forwarded:,} tokens forwarded "
+        f"({leaves.tokens_forwarded / tree.tokens_forwarded:.2f}x the tree's), {took_leaves:.1f} s "
+        f"({took_leaves / took:.2f}x); max |tree - leaves| {delta:.2e} nats, greedy flags differing {flips}"
     )
 
 

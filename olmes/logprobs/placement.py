@@ -10,7 +10,7 @@ come from the weights' size by the same budget, so the job gets the GPUs the run
 split the model over.
 
 The budget: the weights may take ``WEIGHTS_SHARE`` of each GPU's memory; the rest is left to the
-engine's activations (a chunk of up to 8192 tokens, its logits, the KV cache of one trie path) and
+engine's activations (a chunk sized by gpu_chunk_tokens, its logits, the KV cache of one trie path) and
 CUDA's own context; a CUDA out-of-memory halves the chunk and retries (olmes/logprobs/engine.py).
 """
 

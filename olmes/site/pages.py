@@ -48,6 +48,7 @@ RUN_HEADLINE = (
     ("Revision", "model_revision", str),
     ("dtype", "dtype", str),
     ("Device", "device", str),
+    ("Scoring path", "scoring_path", str),
     ("Wall time", "wall_time_s", lambda seconds: f"{seconds:.1f} s"),
     ("Tokens forwarded", "tokens_forwarded", lambda tokens: f"{tokens:,} tokens forwarded"),
     ("Peak memory", "peak_rss_bytes", lambda size: f"{size / 2**30:.2f} GiB peak memory"),

@@ -29,16 +29,24 @@ KEY = ["instance_index", "choice", "unconditional"]
 
 
 def reproduce(
-    store: Path, model: str, limit: int, workdir: Path, cache_root: Path, weights: str | None = None
+    store: Path,
+    model: str,
+    limit: int,
+    workdir: Path,
+    cache_root: Path,
+    weights: str | None = None,
+    dtype: str | None = None,
+    device: str | None = None,
 ) -> ReproductionReport:
     """Recompute ``model``'s first ``limit`` instances of every published task; return the report.
 
     ``weights`` is where this machine has the model when the store's spec does not say (a local folder
     is recorded by its name only, olmes/store/portable.py); they must be the store's weights (the same
-    content hash, the run records' revision)."""
+    content hash, the run records' revision). ``dtype`` and ``device`` default to the store's dtype and
+    this machine's device (benchmarks/gpu_check.py compares other precisions)."""
     started = time.perf_counter()
     record = results_store.read_model_record(store, model)
-    plan = prepare(weights or record["spec"], dtype=record["dtype"])
+    plan = prepare(weights or record["spec"], dtype=dtype or record["dtype"], device=device)
     if weights is not None and plan.resolved.identity != record["revision"]:
         raise OlmesError(
             f"{weights} is not the weights of {model} in {store} ({plan.resolved.identity}, the store has "

@@ -190,9 +190,12 @@ def model_spec(wildcards):
     return config["models"][wildcards.model]["spec"]
 
 
-def model_dtype_option(wildcards):
-    dtype = config["models"][wildcards.model].get("dtype")
-    return f"--dtype {dtype}" if dtype else ""
+def model_options(wildcards):
+    """The model's own options of `olmes logprobs`: its dtype, and --trust-remote-code when its entry
+    says trust_remote_code: true."""
+    entry = config["models"][wildcards.model]
+    options = [f"--dtype {entry['dtype']}"] if entry.get("dtype") else []
+    return " ".join(options + (["--trust-remote-code"] if entry.get("trust_remote_code") else []))
 
 
 def model_identity(wildcards):

@@ -12,7 +12,7 @@ rule logprobs:
         logprob_outputs(),
     params:
         spec=model_spec,
-        dtype=model_dtype_option,
+        options=model_options,
         identity=model_identity,
         max_batch_tokens=config["max_batch_tokens"],
         pairs=lambda wildcards, input, output: " ".join(
@@ -30,5 +30,5 @@ rule logprobs:
     benchmark:
         f"{RESULTS}/benchmarks/logprobs/{{model}}.tsv"
     shell:
-        "olmes logprobs --model {params.spec:q} {params.dtype} {params.pairs}"
+        "olmes logprobs --model {params.spec:q} {params.options} {params.pairs}"
         " --max-batch-tokens {params.max_batch_tokens} --threads {threads} --quiet 2> {log}"
