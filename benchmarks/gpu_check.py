@@ -62,11 +62,11 @@ def peak_gib(device: torch.device) -> str:
     )
 
 
-def architecture_matrix(device: torch.device, workdir: Path) -> None:
+def architecture_matrix(device: torch.device, workdir: Path, names: list[str]) -> None:
     print(f"\n## 1. tiny architectures on {device} (float32) vs the CPU and vs each request alone")
     pairs = check_pairs()
     print(f"{'architecture':14} {'path':7} {'vs cpu':>9} {'vs alone':>9}")
-    for name in sorted(ARCHITECTURES):
+    for name in names:
         folder = build_tiny_architecture(workdir / "tiny" / name, name)
         here, cpu = load(str(folder), device=str(device)), load(str(folder), device="cpu")
         scores = engine.score(here, pairs, max_batch_tokens=64)
@@ -78,9 +78,9 @@ def architecture_matrix(device: torch.device, workdir: Path) -> None:
         print(f"{name:14} {here.scoring_path:7} {vs_cpu:9.1e} {vs_alone:9.1e} {status}")
 
 
-def embedded_against_store(device: torch.device, limit: int, workdir: Path) -> None:
+def embedded_against_store(device: torch.device, limit: int, workdir: Path, models: list[str]) -> None:
     print(f"\n## 2. embedded models on {device} against the store (first {limit} instances of every task)")
-    for model in EMBEDDED:
+    for model in models:
         for dtype in ("float32", "bfloat16"):
             report = reproduce(
                 STORE, model, limit, workdir / f"{model}-{dtype}", cache_dir(), None, dtype, str(device)
@@ -140,13 +140,14 @@ def forced_out_of_memory(device: torch.device) -> None:
 
 
 def split_model(device: torch.device, workdir: Path) -> None:
-    print(f"\n## 5. a model split over {device} and the CPU against {device} alone")
+    print(f"\n## 5. a model split over {device} and the CPU (a CPU: and the disk) against {device} alone")
     folder = build_tiny_architecture(workdir / "tiny" / "llama-split", "llama")
     pairs = check_pairs()
     whole = prepare(str(folder), device=str(device)).load()
     target = str(device) if device.type != "cuda" else (device.index or 0)
+    other = "cpu" if device.type == "cuda" else "disk"  # on a CPU: split over the CPU and the disk
     device_map = {"model.embed_tokens": target, "model.rotary_emb": target, "model.layers.0": target,
-                  "model.layers.1": "cpu", "model.norm": "cpu", "lm_head": "cpu"}  # fmt: skip
+                  "model.layers.1": other, "model.norm": other, "lm_head": other}  # fmt: skip
     plan = prepare(str(folder), device=str(device))
     plan.placement = Placement(device_map, offload_folder=str(workdir / "offload"))
     split = plan.load()
@@ -163,6 +164,12 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=5, help="instances per task against the store")
     parser.add_argument("--sizes", default="512,2048,8192,auto", help="chunk sizes to time")
     parser.add_argument("--instances", type=int, default=300, help="ARC-Challenge instances to time")
+    parser.add_argument("--architectures", default="all", help="tiny architectures, comma-separated")
+    parser.add_argument(
+        "--models",
+        default=",".join(EMBEDDED),
+        help="embedded models to check against the store ('' for none)",
+    )
     args = parser.parse_args()
     device = torch.device(args.device)
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
@@ -170,8 +177,9 @@ def main() -> int:
     sizes = [None if size == "auto" else int(size) for size in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="olmes-gpu-check-") as scratch:
         workdir = Path(scratch)
-        architecture_matrix(device, workdir)
-        embedded_against_store(device, args.limit, workdir)
+        names = sorted(ARCHITECTURES) if args.architectures == "all" else args.architectures.split(",")
+        architecture_matrix(device, workdir, names)
+        embedded_against_store(device, args.limit, workdir, [m for m in args.models.split(",") if m])
         throughput(device, sizes, args.instances)
         forced_out_of_memory(device)
         split_model(device, workdir)

@@ -38,9 +38,11 @@ def _old_summary(tmp_path: Path, olmes) -> Path:
     summary = json.loads(next((REPO / "leaderboard").rglob("scores/piqa.scores.json")).read_text())
     old = {**summary, "schema": "olmes.scores/1"}
     keys = list(old)
-    old = {key: old[key] for key in keys[: keys.index("inputs") + 1]} | {"olmes": olmes} | {
-        key: old[key] for key in keys[keys.index("inputs") + 1 :]
-    }
+    old = (
+        {key: old[key] for key in keys[: keys.index("inputs") + 1]}
+        | {"olmes": olmes}
+        | {key: old[key] for key in keys[keys.index("inputs") + 1 :]}
+    )
     path = tmp_path / "m" / "piqa.scores.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(old, indent=2, ensure_ascii=False) + "\n")

@@ -13,6 +13,7 @@ as an error, for the list to be corrected.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import TypedDict
 
 import numpy as np
@@ -45,6 +46,7 @@ class CheckReport(TypedDict):
     ok: bool  # False only when the path olmes takes is the tree and it is not exact
 
 
+@functools.cache
 def check_pairs() -> list[tuple[str, str]]:
     from olmes.requests.build import build_requests
 
