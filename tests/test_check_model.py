@@ -98,6 +98,11 @@ def test_a_model_with_its_own_code_runs_only_when_asked_and_on_the_safe_path(tmp
     record = json.loads((tmp_path / "o.parquet.run.json").read_text())
     assert record["trust_remote_code"] is True and record["scoring_path"] == "leaves"
     assert "ships its own code" in record["scoring_reason"]
+    # an architecture no test covers is checked before it is scored, and the verdict kept
+    check = record["architecture_check"]
+    assert check["requests"] == 52 and check["scoring_path"] == "leaves" and check["ok"]
+    assert check["tree_exact"]  # it is a Llama underneath: the check finds the tree exact (still not used)
+    assert "the fast tree path is exact on 52 requests" in capsys.readouterr().err
 
 
 def test_an_old_transformers_is_refused_in_one_line(monkeypatch):

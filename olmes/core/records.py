@@ -111,6 +111,7 @@ class RunRecord(TypedDict):
     scoring_reason: NotRequired[str]
     attn_implementation: NotRequired[str | None]  # None: every request came from the cache
     trust_remote_code: NotRequired[bool]
+    architecture_check: NotRequired[dict[str, Any]]  # olmes check-model's report: unverified architectures
     versions: dict[str, str | None]
     requests_file: str
     requests_sha256: str

@@ -92,6 +92,11 @@ ARCHITECTURES: dict[str, Architecture] = {
 }
 
 
+def verified(config: dict, remote_code: bool = False) -> bool:
+    """Whether a tiny model of this config's architecture is tested here (either path)."""
+    return not remote_code and config.get("model_type") in ARCHITECTURES
+
+
 def scoring_path(config: dict, remote_code: bool = False) -> tuple[ScoringPath, str]:
     """The path a model with this ``config.json`` takes, and why, in a few words."""
     model_type = config.get("model_type")

@@ -31,7 +31,7 @@ from olmes.core import resources
 from olmes.core.atomic import write_text_atomic
 from olmes.core.errors import OlmesError
 from olmes.core.resources import PypiWheel, cache_dir, extract_wheel, fetch_wheel
-from olmes.logprobs.architectures import TREE, ScoringPath, scoring_path
+from olmes.logprobs.architectures import TREE, ScoringPath, scoring_path, verified
 from olmes.logprobs.options import DTYPE_NAMES, SHORT_NAMES
 from olmes.logprobs.placement import Placement, choose_placement, safetensors_parameters
 
@@ -128,6 +128,11 @@ class ModelPlan:
     @property
     def scoring_path(self) -> ScoringPath:
         return self.scoring[0]
+
+    @property
+    def verified(self) -> bool:
+        """Whether the model's architecture is on the tested list (olmes.logprobs.architectures)."""
+        return verified(self.config, remote_code=self.trust_remote_code)
 
     @property
     def fingerprint(self) -> str:

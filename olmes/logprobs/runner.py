@@ -52,6 +52,7 @@ def score_file(
     progress: bool = False,
     flush_every: int = 2048,
     known: dict | None = None,
+    check: dict | None = None,
 ) -> RunRecord:
     """Score requests (reusing the results cached under ``cache_root``), write the Parquet output and
     the run record.
@@ -63,7 +64,8 @@ def score_file(
     ``max_batch_tokens`` None takes the device's default
     (:func:`olmes.logprobs.engine.default_max_batch_tokens`; on a GPU chosen once the weights are
     loaded). ``known``: the results known so far (request key -> result), read from the cache when
-    None; the new results are added to it.
+    None; the new results are added to it. ``check``: an ``olmes check-model`` report of the model
+    (made for an architecture not on the verified list), kept in the run record.
     """
     started = time.perf_counter()
     pairs = [(row["context"], row["continuation"]) for row in requests]
@@ -98,6 +100,8 @@ def score_file(
     record["engine_time_s"] = round(engine_time_s, 3)
     record["load_time_s"] = None if load_time_s is None else round(load_time_s, 3)
     record["cache_bytes_written"] = writer.bytes_written
+    if check is not None:
+        record["architecture_check"] = check
     record["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
     write_run_record(output, record)
     return record

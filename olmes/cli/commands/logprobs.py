@@ -139,6 +139,12 @@ def run(args: argparse.Namespace) -> int:
         args.gpu_memory,
         trust_remote_code=args.trust_remote_code,
     )
+    check = None
+    if not plan.verified:  # an architecture no tiny-model test covers: compare the paths on it first
+        from olmes.logprobs.check import check_model, summary_line
+
+        check = check_model(plan)
+        print(f"olmes: {summary_line(check)}", file=sys.stderr)
     records = score_files(
         plan,
         list(zip(args.requests, args.output, strict=True)),
@@ -146,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
         max_batch_tokens=None if args.max_batch_tokens == "auto" else args.max_batch_tokens,
         use_cache=not args.no_cache,
         progress=not args.quiet,
+        check=check,
     )
     for record, output in zip(records, args.output, strict=True):
         print(
