@@ -92,34 +92,19 @@ def mpt(vocab: int) -> PretrainedConfig:
     )
 
 
-def falcon(vocab: int) -> PretrainedConfig:
-    """Falcon-7B: rotary, multi-query attention, parallel attention and MLP."""
+def _falcon(vocab: int, alibi: bool) -> PretrainedConfig:
+    """Falcon-7B (rotary, multi-query attention, parallel attention and MLP, no biases), or with
+    ``alibi`` Falcon-RW (ALiBi, multi-head attention, sequential blocks with biases)."""
     return tf.FalconConfig(
         **_base(vocab),
         hidden_size=64,
         num_hidden_layers=2,
         num_attention_heads=4,
-        alibi=False,
+        alibi=alibi,
         new_decoder_architecture=False,
-        multi_query=True,
-        parallel_attn=True,
-        bias=False,
-        max_position_embeddings=MAX_POSITIONS,
-    )
-
-
-def falcon_alibi(vocab: int) -> PretrainedConfig:
-    """Falcon-RW: ALiBi, multi-head attention, sequential blocks with biases."""
-    return tf.FalconConfig(
-        **_base(vocab),
-        hidden_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        alibi=True,
-        new_decoder_architecture=False,
-        multi_query=False,
-        parallel_attn=False,
-        bias=True,
+        multi_query=not alibi,
+        parallel_attn=not alibi,
+        bias=alibi,
         max_position_embeddings=MAX_POSITIONS,
     )
 
@@ -236,8 +221,8 @@ ARCHITECTURES: dict[str, Callable[[int], PretrainedConfig]] = {
     "llama": lambda vocab: tf.LlamaConfig(**_dense(vocab)),
     "stablelm": stablelm,
     "mpt": mpt,
-    "falcon": falcon,
-    "falcon_alibi": falcon_alibi,
+    "falcon": lambda vocab: _falcon(vocab, alibi=False),
+    "falcon_alibi": lambda vocab: _falcon(vocab, alibi=True),
     "mistral": lambda vocab: tf.MistralConfig(**_dense(vocab), sliding_window=SLIDING_WINDOW),
     "gemma": lambda vocab: tf.GemmaConfig(**_gemma(vocab)),
     "gemma2": gemma2,
