@@ -29,6 +29,7 @@ localrules:
     models_file,
     predict,
     score,
+    rotations,
     tables,
     site,
     publish,

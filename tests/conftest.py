@@ -8,6 +8,18 @@ from tests.helpers import CHROMIUM, CHROMIUM_ARGS
 
 
 @pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A store holding model M1 on tests.test_store.TASK, log-prob files in the model folder, as
+    publish leaves it (copy it before changing it)."""
+    from olmes.store import publish as store
+    from tests.test_store import make_results
+
+    root = tmp_path_factory.mktemp("built")
+    store.publish(make_results(root / "results", "M1"), root / "leaderboard", logprobs="in-store")
+    return root / "leaderboard"
+
+
+@pytest.fixture(scope="module")
 def browser():
     """Debian's headless Chromium through Playwright; skips with the reason when either is missing."""
     if not CHROMIUM.exists():

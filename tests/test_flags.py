@@ -19,11 +19,9 @@ def _codes(flags):
     return sorted((flag["code"], flag["method"]) for flag in flags)
 
 
-def _mcf(tmp_path, name, labels, winners, nan_at=(), tie_at=()):
+def _mcf(tmp_path, name, labels, winners, tie_at=()):
     rows = mcf_rows("arc_easy", labels, winners)
     for row in rows:
-        if row["instance_index"] in nan_at and row["choice"] == 1:
-            row["sum_logprob"] = float("nan")
         if row["instance_index"] in tie_at and row["choice"] == (winners[row["instance_index"]] + 1) % 4:
             row["sum_logprob"] = -0.5 - 1e-6  # within the near-tie gap, still second
     return write(tmp_path, name, rows)
@@ -40,8 +38,10 @@ def test_a_healthy_result_has_no_flag(tmp_path):
 def test_one_letter_below_chance_near_ties_and_nan_are_flagged(tmp_path):
     labels = [1 + k % 3 for k in range(N)]  # gold is never A
     winners = [0] * N  # the model always answers A: accuracy 0, far below chance (25%)
-    path = _mcf(tmp_path, "bad.parquet", labels, winners, nan_at={3}, tie_at=set(range(0, N, 10)))
+    path = _mcf(tmp_path, "bad.parquet", labels, winners, tie_at=set(range(0, N, 10)))
     predictions, summary = score_task("m", mcf_path=path)
+    # olmes score refuses a NaN log-prob (issue 29); predictions written before that may mark one
+    predictions.loc[predictions["instance_index"] == 3, "nonfinite"] = True
     flags = task_flags(summary, predictions)
     assert _codes(flags) == [
         ("below_chance", "mcf"),

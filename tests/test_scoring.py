@@ -240,12 +240,12 @@ def test_gold_beyond_the_choices_is_an_error(tmp_path):
         scoring.score_task("m", **cf_files(tmp_path, "cf.parquet", rows))
 
 
-def test_nan_logprob_never_wins_and_is_marked(tmp_path):
+def test_nan_logprob_is_refused(tmp_path):
+    """A NaN is no log-probability (issue 29, case 7; tests/test_faults_cli.py has the CLI's line)."""
     rows = instance_rows("boolq", "cf", 0, [" yes", " no"], [-1, -2], 0)
     rows += instance_rows("boolq", "cf", 1, [" yes", " no"], [float("nan"), -5], 0)
-    predictions, _ = scoring.score_task("m", **cf_files(tmp_path, "nan.parquet", rows))
-    none = predictions[predictions["method"] == "cf_none"]
-    assert none["prediction"].tolist() == [0, 1] and none["nonfinite"].tolist() == [False, True]
+    with pytest.raises(OlmesError, match=r"instance 1 \(native_id id-1\), choice 0 has sum_logprob nan"):
+        scoring.score_task("m", **cf_files(tmp_path, "nan.parquet", rows))
 
 
 def test_duplicate_rows_and_wrong_formulation(tmp_path):

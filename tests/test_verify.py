@@ -26,14 +26,6 @@ from tests.test_store import TASK, make_results
 MODEL = "M1"
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
-    """A store holding M1 on TASK, log-prob files in the model folder, as publish leaves it."""
-    root = tmp_path_factory.mktemp("built")
-    store.publish(make_results(root / "results", MODEL), root / "leaderboard", logprobs="in-store")
-    return root / "leaderboard"
-
-
 @pytest.fixture
 def leaderboard(built, tmp_path) -> Path:
     copy = tmp_path / "repo" / "leaderboard"

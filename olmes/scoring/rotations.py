@@ -23,7 +23,7 @@ from olmes.core.errors import OlmesError
 from olmes.core.records import ROTATIONS_FORMAT, RotationsReport, read_format
 from olmes.requests.prompts import letter
 from olmes.requests.tasks import ROTATIONS
-from olmes.scoring.score import decide, input_record
+from olmes.scoring.score import check_logprob_values, decide, input_record
 
 
 def _read(path: Path, request_set: str) -> pd.DataFrame:
@@ -37,6 +37,7 @@ def _read(path: Path, request_set: str) -> pd.DataFrame:
         frame = frame.assign(rotation=0)
     elif "rotation" not in frame.columns:
         raise OlmesError(f"{path}: no rotation column; make it with olmes requests --request-set mcf_rot")
+    check_logprob_values(frame, path)
     return frame
 
 

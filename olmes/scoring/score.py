@@ -147,9 +147,14 @@ def _row_name(frame: pd.DataFrame, position: int) -> str:
     )
 
 
+LOGPROB_TOLERANCE = 1e-6
+"""How far above 0 a ``sum_logprob`` may be (float rounding); a log-probability is never above 0."""
+
+
 def _check_values(frame: pd.DataFrame, path: Path) -> None:
-    """Reject empty continuations and duplicated rows, naming the first one. A NaN or infinite
-    log-prob is let through: that choice never wins, and the result is flagged (olmes/scoring/flags.py)."""
+    """Reject log-probs that are not log-probabilities (NaN, infinite, above :data:`LOGPROB_TOLERANCE`),
+    empty continuations and duplicated rows, naming the first one."""
+    check_logprob_values(frame, path)
     for column in ("num_tokens", "num_chars"):
         bad = np.flatnonzero(frame[column].to_numpy() < 1)
         if bad.size:
@@ -159,6 +164,30 @@ def _check_values(frame: pd.DataFrame, path: Path) -> None:
     duplicated = np.flatnonzero(frame.duplicated(["instance_index", "choice", "unconditional"]).to_numpy())
     if duplicated.size:
         raise OlmesError(f"{path}: {_row_name(frame, duplicated[0])} appears more than once")
+
+
+def check_logprob_values(frame: pd.DataFrame, path: Path) -> None:
+    """Every ``sum_logprob`` a log-probability: a finite number at most :data:`LOGPROB_TOLERANCE`.
+
+    Why not let a NaN through as a choice that never wins: where every choice of an instance is NaN
+    the first one wins, and a file of NaN scores 1/k on every CF method; such a number is not
+    supported by the data. The engine computes in float32 at least and writes none from a sound
+    model: a NaN, an infinity or a positive sum means a model that overflowed or a file from elsewhere."""
+    try:
+        values = frame["sum_logprob"].to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError) as error:
+        raise OlmesError(
+            f"{path}: column 'sum_logprob' does not hold numbers ({error}); re-run the engine"
+        ) from error
+    bad = np.flatnonzero(~np.isfinite(values) | (values > LOGPROB_TOLERANCE))
+    if bad.size:
+        value = values[bad[0]]
+        what = "positive (a log-probability is at most 0)" if np.isfinite(value) else "not a finite number"
+        raise OlmesError(
+            f"{path}: {_row_name(frame, bad[0])} has sum_logprob {value} ({bad.size} of {len(values)} rows "
+            f"bad), {what}; re-run olmes logprobs for this file (with --dtype float32 if the model "
+            "overflowed in half precision)"
+        )
 
 
 def _layout(cond: pd.DataFrame, path: Path, task: str, request_set: str) -> ChoiceTable:

@@ -25,6 +25,7 @@ from olmes import __version__
 from olmes.core.atomic import atomic_dir, write_text_atomic
 from olmes.core.errors import OlmesError
 from olmes.core.methods import METHODS, cf_method
+from olmes.core.outputs import check_own_folder
 from olmes.core.records import (
     SITE_MANIFEST_FORMAT,
     SiteDataFile,
@@ -107,10 +108,7 @@ def build_site(
     instance browser's per-model data files of an olmes site already in ``out`` are reused where
     their sources are unchanged (its manifest, ``olmes-manifest.json``, records them)."""
     out = Path(out)
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).exists())):
-        raise OlmesError(
-            f"{out} exists and is not an olmes site (no {MARKER}); choose an empty or new folder"
-        )
+    check_own_folder(out, (MARKER,), "an olmes site")  # the rule of olmes tables --out too
     data_files = _DataFiles(out, _previous_data_files(out))
     with atomic_dir(out, "building") as staging:
         written = _build_into(

@@ -16,8 +16,11 @@ Layout (format ``olmes.store/1``, docs/file-formats.md)::
 It refuses results made with other requests than this olmes version's (the run records' request
 SHA-256 against requests regenerated here), partial results unless asked, and an existing model x
 task unless asked to replace it. Log-prob files go to the store's blobs/ (or, asked, into the model
-folder). A model folder is built beside the old one and swapped in, so an interrupted publish leaves
-the store as it was. Nothing in the store depends on the order in which
+folder). A publish holds the store's lock (olmes.store.lock) from its first read of the store to its
+last write, so two publishes never interleave. A model folder is built beside the old one, checked
+with ``olmes verify``'s own checks (publish accepts exactly what verify passes) and swapped in with
+one atomic rename, so an interrupted publish leaves the store as it was or as after success; what a
+killed one leaves behind is removed by the next. Nothing in the store depends on the order in which
 models were published: two stores filled on two machines merge into the same leaderboard. Nothing
 in it names a folder of the publishing machine either: summaries, rotations reports and run records
 go in in their portable form (olmes.store.portable).
@@ -26,17 +29,21 @@ go in in their portable form (olmes.store.portable).
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import functools
 import hashlib
 import os
 import shutil
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from olmes import __version__
-from olmes.core.atomic import atomic_dir, atomic_path, write_json_atomic
+from olmes.core.atomic import atomic_path, make_dir_public, write_json_atomic
 from olmes.core.errors import OlmesError
 from olmes.core.records import (
     STORE_FORMAT,
@@ -56,7 +63,8 @@ from olmes.requests.build import instance_rows, requests_of, task_instances
 from olmes.requests.prompts import STANDARD_VARIANT
 from olmes.requests.tasks import REQUEST_SETS, TASKS
 from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, read_rotation_report
-from olmes.store.blobs import LAYOUTS, blob_path, check_host, ignore_blobs, logprob_file
+from olmes.store.blobs import BLOBS, LAYOUTS, blob_path, check_host, ignore_blobs, logprob_file
+from olmes.store.lock import LOCK_NAME, describe, is_leftover, staging_model, store_lock
 from olmes.store.portable import LOGPROBS, SCORES, is_provenance, portable_spec, write_portable
 from olmes.tables.results import ModelInfo, read_models_file
 
@@ -97,13 +105,17 @@ def store_record(root: str | Path) -> StoreRecord:
 
 
 def model_names(root: str | Path) -> list[str]:
-    """The store's models, by name (sorted: the store has no order of publication)."""
+    """The store's models, by name (sorted: the store has no order of publication). A folder an
+    interrupted publish left (olmes.store.lock.is_leftover) is no model."""
     folder = check_store(root) / "models"
-    return sorted(p.parent.name for p in folder.glob(f"*/{MODEL_RECORD}")) if folder.is_dir() else []
+    found = folder.glob(f"*/{MODEL_RECORD}") if folder.is_dir() else []
+    return sorted(p.parent.name for p in found if not is_leftover(p.parent.name))
 
 
-def read_model_record(root: str | Path, model: str) -> ModelRecord:
-    path = Path(root) / "models" / model / MODEL_RECORD
+def read_model_record(root: str | Path, model: str, folder: Path | None = None) -> ModelRecord:
+    """A store model's record; from ``folder`` instead of ``models/<model>`` when given (a model
+    folder being built)."""
+    path = (folder or Path(root) / "models" / model) / MODEL_RECORD
     record = read_format(path, ModelRecord, STORE_FORMAT, "publish the model again with olmes publish")
     if record["name"] != model:
         raise OlmesError(f"{path}: the model record of {record['name']!r}, in the folder of {model!r}")
@@ -162,8 +174,8 @@ class Source:
     def robustness(self, origin: Path) -> list[RobustnessResult]:
         """Each robustness result of this model in ``origin``: a prompt variant's score summaries
         (kind = the variant) and rotations reports."""
-        if self.store is not None:
-            folders = sorted(p for p in (origin / "models" / self.model / ROBUSTNESS).glob("*") if p.is_dir())
+        if self.store is not None:  # the model folder holding scores/ (a model folder being built too)
+            folders = sorted(p for p in (self.scores.parent / ROBUSTNESS).glob("*") if p.is_dir())
             places = [(folder.name, folder, folder) for folder in folders]
         else:
             variants = sorted(p for p in (origin / "variants").glob("*") if p.is_dir())
@@ -174,7 +186,8 @@ class Source:
             suffix = ROTATIONS_SUFFIX if kind == ROTATIONS_KIND else ".scores.json"
             for path in sorted(folder.glob(f"*{suffix}")):
                 task = path.name.removesuffix(suffix)
-                found.append(RobustnessResult(kind, task, path, logprobs, self.store))
+                if task in TASKS:  # a stray summary of no task is not a result (olmes verify names it)
+                    found.append(RobustnessResult(kind, task, path, logprobs, self.store))
         return found
 
 
@@ -394,12 +407,35 @@ def publish(
     ``logprobs`` says where the log-prob files go: "external" (the store's blobs/) or "in-store"
     (the model folder).
 
-    Every model x task is checked before anything is written; returns one line per model published.
+    Every model x task is checked before anything is written, and each model folder, once built, with
+    ``olmes verify``'s checks before it is swapped in; the store's lock is held throughout (a second
+    publish waits). Returns one line per model published.
     """
     if logprobs not in LAYOUTS:
         raise OlmesError(f"log-prob layout {logprobs!r} is not one of {', '.join(LAYOUTS)}")
     store, origin = Path(store), Path(origin)
-    _ensure_store(store)
+    _check_store_folder(store)
+    store.mkdir(parents=True, exist_ok=True)
+    said: list[dict] = []
+    with store_lock(store, waiting=lambda holder: _lock_waiting(holder, said)):
+        _remove_leftovers(store)
+        _ensure_store(store)
+        return _publish_locked(
+            origin, store, models, tasks, allow_partial, replace, data_source, robustness_only, logprobs
+        )
+
+
+def _publish_locked(
+    origin: Path,
+    store: Path,
+    models: list[str] | None,
+    tasks: list[str] | None,
+    allow_partial: bool,
+    replace: bool,
+    data_source: str,
+    robustness_only: bool,
+    logprobs: str,
+) -> list[str]:
     plans = []
     for source in sources(origin, models):
         wanted = lambda task: tasks is None or task in tasks  # noqa: E731
@@ -412,12 +448,12 @@ def publish(
         extra = [check_robustness(source.model, result, data_source) for result in found]
         _check_replacement(store, source.model, checked, extra, replace, robustness_only)
         _check_display_name(source, [*checked, *extra])
+        for item in checked:
+            _check_task_files(store, item.task, data_source)
         plans.append((source, checked, extra))
     lines = []
     for source, checked, extra in plans:
-        for item in checked:
-            _write_task_files(store, item.task, data_source)
-        _write_model(store, source, checked, extra, logprobs)
+        _write_model(store, source, checked, extra, logprobs, data_source)
         partial = sum(item.summary["partial"] for item in checked)
         label = f" ({partial} partial)" if partial else ""
         more = f", {len(extra)} robustness result(s)" if extra else ""
@@ -454,12 +490,51 @@ def _check_display_name(source: Source, items: list) -> None:
         )
 
 
-def _ensure_store(store: Path) -> None:
-    if store.exists() and any(store.iterdir()) and not is_store(store):
+def _check_store_folder(store: Path) -> None:
+    """A store, or a folder that can become one (none, or empty but for a publish lock)."""
+    if is_store(store) or not store.exists():
+        return
+    if not store.is_dir() or any(p.name != LOCK_NAME for p in store.iterdir()):
         raise OlmesError(f"{store} exists and is not an olmes results store; choose an empty or new folder")
+
+
+def _ensure_store(store: Path) -> None:
+    _check_store_folder(store)
     if not is_store(store):
         write_json_atomic(store / "store.json", {"format": STORE_FORMAT})
     check_store(store)
+
+
+def _lock_waiting(holder: dict, said: list[dict]) -> None:
+    """While a publish waits for another one's lock: one line per holder (``said`` holds those said)."""
+    if holder not in said:
+        said.append(holder)
+        print(f"olmes: publish: waiting for the store's lock, held by {describe(holder)}", file=sys.stderr)
+
+
+def _remove_leftovers(store: Path) -> None:
+    """What interrupted publishes left (olmes.store.lock), removed with a line each; the store's lock
+    is held, so none of it belongs to a running publish. A model folder left swapped out with no
+    model folder in its place (an interruption between the two renames where no atomic exchange
+    exists) is put back: the store as it was."""
+    models = store / "models"
+    for path in sorted(models.iterdir()) if models.is_dir() else []:
+        found = staging_model(path.name)
+        if found is None or path.is_symlink() or not path.is_dir():
+            continue
+        model, label = found
+        if label == "old" and not (models / model).exists():
+            path.rename(models / model)
+            print(f"olmes: publish: put {models / model} back from {path.name}, where an interrupted "
+                  "publish had left it", file=sys.stderr)  # fmt: skip
+            continue
+        shutil.rmtree(path)
+        print(f"olmes: publish: removed {path}, left by an interrupted publish", file=sys.stderr)
+    for folder in (store, store / "tasks", store / BLOBS):
+        for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+            if is_leftover(path.name) and path.is_file() and not path.is_symlink():
+                path.unlink()
+                print(f"olmes: publish: removed {path}, left by an interrupted write", file=sys.stderr)
 
 
 def _check_replacement(
@@ -498,27 +573,41 @@ def _check_replacement(
         )
 
 
-def _write_task_files(store: Path, task: str, data_source: str) -> None:
-    """The task's instances and request examples; present files must be this version's, byte for byte."""
+def _check_task_files(store: Path, task: str, data_source: str) -> None:
+    """The task's files already in the store must be this version's, byte for byte."""
     for name, data in task_files(task, data_source).items():
         path = store / "tasks" / name
-        if path.is_file():
-            if path.read_bytes() != data:
-                raise OlmesError(
-                    f"{path} differs from the one olmes {__version__} makes; the store was filled by "
-                    "another olmes version or data source"
-                )
-            continue
-        with atomic_path(path) as temp:
-            temp.write_bytes(data)
+        if path.is_file() and path.read_bytes() != data:
+            raise OlmesError(
+                f"{path} differs from the one olmes {__version__} makes; the store was filled by "
+                "another olmes version or data source"
+            )
+
+
+def _write_task_files(store: Path, task: str, data_source: str) -> None:
+    """The task's instances and request examples, those not in the store yet."""
+    _check_task_files(store, task, data_source)
+    for name, data in task_files(task, data_source).items():
+        path = store / "tasks" / name
+        if not path.is_file():
+            with atomic_path(path) as temp:
+                temp.write_bytes(data)
 
 
 def _write_model(
-    store: Path, source: Source, checked: list[Checked], extra: list[CheckedRobustness], layout: str
+    store: Path,
+    source: Source,
+    checked: list[Checked],
+    extra: list[CheckedRobustness],
+    layout: str,
+    data_source: str,
 ) -> None:
-    """Build the model's new folder (kept results + new ones) beside the old one, then swap it in."""
+    """Build the model's new folder (kept results + new ones) beside the old one, check it as
+    ``olmes verify`` would, then swap it in (with the task files it needs)."""
     final = store / "models" / source.model
-    with _logprob_writer(store, layout) as place, atomic_dir(final, "publishing") as staging:
+    swapped: list[bool] = []  # once the new folder is in place, the blobs it names stay
+    with _logprob_writer(store, layout, lambda: bool(swapped)) as place, _staging(final) as staging:
+        origins: dict[Path, Path] = {}  # each file of the staging folder -> where it was copied from
         old = read_model_record(store, source.model) if (final / MODEL_RECORD).is_file() else None
         same_weights = old is not None and old["fingerprint"] == _fingerprint(
             source.model, [*checked, *extra]
@@ -527,34 +616,116 @@ def _write_model(
         new = {item.task for item in checked}
         for task in [t for t in kept if t not in new]:
             for path in final.glob(f"*/{task}.*"):
-                _copy_into(staging, f"{path.parent.name}/{path.name}", path)
+                _copy_into(staging, f"{path.parent.name}/{path.name}", path, origins)
         for item in checked:
             for path in item.files:
                 kind = SCORES if path.parent == source.scores else LOGPROBS
-                _copy_into(staging, f"{kind}/{path.name}", path)
+                _copy_into(staging, f"{kind}/{path.name}", path, origins)
             place(item.logprobs, staging / LOGPROBS)
         tasks = {task: entry for task, entry in kept.items() if task not in new}
         tasks.update({item.task: _task_entry(item) for item in checked})
         kept_robustness = old.get(ROBUSTNESS, {}) if same_weights else {}
-        robustness = _write_robustness(final, staging, kept_robustness, extra, place)
+        robustness = _write_robustness(final, staging, kept_robustness, extra, place, origins)
         record = _model_record(source, [*checked, *extra], tasks)
         if robustness:
             record[ROBUSTNESS] = robustness
         write_json_atomic(staging / MODEL_RECORD, record)
+        _verify_staged(store, source.model, staging, final, origins, data_source)
+        for item in checked:
+            _write_task_files(store, item.task, data_source)
+        _swap_in(staging, final)
+        swapped.append(True)
+
+
+@contextlib.contextmanager
+def _staging(final: Path) -> Iterator[Path]:
+    """An empty folder beside ``final`` (``.<model>.publishing-XXXX``, olmes.store.lock), removed
+    again unless the body swapped it in; the next publish removes one a killed publish left."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.publishing-"))
+    make_dir_public(staging)
+    try:
+        yield staging
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _verify_staged(
+    store: Path, model: str, staging: Path, final: Path, origins: dict[Path, Path], data_source: str
+) -> None:
+    """The model folder about to be swapped in, checked by ``olmes verify``'s own functions (not a
+    copy of them): publish puts in exactly what verify passes. The first problem is the one line of
+    the refusal, naming the file it was copied from."""
+    from olmes.store.verify import verify_model  # verify reads the store with this module's functions
+
+    problems = verify_model(store, model, staging, data_source=data_source).problems
+    if not problems:
+        return
+    first = problems[0]
+    path = origins.get(first.path) or (
+        final / first.path.relative_to(staging) if first.path.is_relative_to(staging) else first.path
+    )
+    what = first.what.replace(str(staging), str(final))
+    more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+    raise OlmesError(f"{model} not published, olmes verify would refuse it: {path}: {what}{more}")
+
+
+def _swap_in(staging: Path, final: Path) -> None:
+    """Put the built folder at ``final`` in one atomic step: a rename when there is none yet, else an
+    exchange of the two (renameat2 RENAME_EXCHANGE), after which ``staging`` holds the old folder and
+    is removed. Where no exchange exists (not Linux, or a file system without it): the old folder is
+    renamed aside as ``.<model>.old-XXXX`` and the new one in; an interruption between the two leaves
+    no model folder, and the next publish puts the old one back (:func:`_remove_leftovers`)."""
+    if not final.exists():
+        os.rename(staging, final)
+        return
+    if _exchange(staging, final):
+        return  # the old folder is in staging now, removed by _staging
+    old = final.parent / f".{final.name}.old-{staging.name.rsplit('-', 1)[-1]}"
+    os.rename(final, old)
+    try:
+        os.rename(staging, final)
+    except BaseException:
+        os.rename(old, final)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2 RENAME_EXCHANGE); False where that is not possible."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):  # a C library without it (glibc < 2.28)
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):  # not supported here
+        return False
+    raise OSError(code, os.strerror(code), str(second))
 
 
 def _write_robustness(
-    final: Path, staging: Path, kept: dict, extra: list[CheckedRobustness], place: PlaceLogprobs
+    final: Path,
+    staging: Path,
+    kept: dict,
+    extra: list[CheckedRobustness],
+    place: PlaceLogprobs,
+    origins: dict[Path, Path],
 ) -> dict:
     """Copy the kept robustness results and the new ones into ``staging``; return the record's entry."""
     new = {(item.kind, item.task) for item in extra}
     for kind, entries in kept.items():
         for task in [t for t in entries if (kind, t) not in new]:
             for path in (final / ROBUSTNESS / kind).glob(f"{task}.*"):
-                _copy_into(staging, f"{ROBUSTNESS}/{kind}/{path.name}", path)
+                _copy_into(staging, f"{ROBUSTNESS}/{kind}/{path.name}", path, origins)
     for item in extra:
         for path in item.files:
-            _copy_into(staging, f"{ROBUSTNESS}/{item.kind}/{path.name}", path)
+            _copy_into(staging, f"{ROBUSTNESS}/{item.kind}/{path.name}", path, origins)
         place(item.logprobs, staging / ROBUSTNESS / item.kind)
     entries = {kind: {t: e for t, e in tasks.items() if (kind, t) not in new} for kind, tasks in kept.items()}
     for item in extra:
@@ -574,10 +745,11 @@ PlaceLogprobs = Callable[[list[LogprobFile], Path], None]
 
 
 @contextlib.contextmanager
-def _logprob_writer(store: Path, layout: str) -> Iterator[PlaceLogprobs]:
+def _logprob_writer(store: Path, layout: str, swapped: Callable[[], bool]) -> Iterator[PlaceLogprobs]:
     """A function putting log-prob files where ``layout`` says: into a (staging) model folder, or
     into the store's blobs/ (unless there already, intact). Blobs are written before the model folder
-    that names them is swapped in, so the blobs it added are removed again if the publish fails."""
+    that names them is swapped in, so the blobs it added are removed again if the publish fails
+    before ``swapped()`` (a KeyboardInterrupt while the old folder is removed keeps them)."""
     created: list[Path] = []
 
     def place(files: list[LogprobFile], folder: Path) -> None:
@@ -595,7 +767,7 @@ def _logprob_writer(store: Path, layout: str) -> Iterator[PlaceLogprobs]:
     try:
         yield place
     except BaseException:
-        for blob in created:
+        for blob in [] if swapped() else created:
             blob.unlink(missing_ok=True)
         raise
 
@@ -625,9 +797,10 @@ def _copy(source: Path, target: Path) -> None:
         shutil.copyfile(source, temp)
 
 
-def _copy_into(staging: Path, relative: str, source: Path) -> None:
+def _copy_into(staging: Path, relative: str, source: Path, origins: dict[Path, Path]) -> None:
     """Copy ``source`` to ``relative`` in the model folder being built; a summary, rotations report
     or run record in the store's portable form (olmes.store.portable), every other file as it is."""
+    origins[staging / relative] = source
     if is_provenance(source.name):
         write_portable(source, staging / relative, PurePosixPath(relative))
     else:

@@ -5,7 +5,11 @@ request can edit a committed summary by hand and the site would show it. ``verif
 store as it stands: its format, every model record and its one fingerprint, every file's SHA-256 as
 recorded, each request set against the requests this olmes version makes, every score recomputed from
 the store's own log-probs (and the stored predictions against the recomputed ones), partial results
-labelled, the task files, and the README's published table. Each problem is one line naming its file.
+labelled, the task files, and the README's published table; and the store's layout: plain files and
+folders only (no symbolic link, which could point outside the store), each in a place the format has
+for it (an unknown file or a stray summary is named). Each problem is one line naming its file. What
+an interrupted publish left (olmes.store.lock) is no model and no problem, only a note.
+``olmes publish`` runs :func:`verify_model` on each model folder it builds before swapping it in.
 
 What it cannot catch: log-probs fabricated consistently (made-up log-probs with summaries, predictions
 and hashes computed from them pass every check here); only running the model again does
@@ -16,6 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,11 +33,14 @@ from olmes.core.errors import OlmesError
 from olmes.core.records import olmes_score, read_score_summary
 from olmes.core.resources import file_sha256
 from olmes.requests.tasks import TASKS
-from olmes.scoring.rotations import ROTATIONS_KIND, analyze, read_rotation_report
+from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, analyze, read_rotation_report
 from olmes.scoring.score import partial_reasons, score_task
-from olmes.store.blobs import blob_path
+from olmes.store.blobs import BLOBS, blob_path
+from olmes.store.lock import LOCK_NAME, describe, is_leftover, is_stale, read_holder, staging_model
+from olmes.store.portable import LOGPROBS, SCORES
 from olmes.store.publish import (
     MODEL_RECORD,
+    ROBUSTNESS,
     RobustnessResult,
     Source,
     check_robustness,
@@ -46,6 +55,11 @@ from olmes.tables.results import ModelInfo, load_scores
 
 README_AVERAGES = "OLMES average over the 10 tasks:"  # the README line stating Table 4's averages
 RECORD_FIELDS = {"instances": "n_instances", "limit": "limit", "partial": "partial"}  # model.json <- summary
+# summary fields checked otherwise than by recomputing them: the files (by SHA-256), the methods (one by one)
+NOT_RECOMPUTED = ("inputs", "predictions", "methods")
+STORE_FILES = ("store.json", ".gitignore")  # the files of a store's top folder
+STORE_FOLDERS = ("models", "tasks", BLOBS)
+BLOB_NAME = re.compile(r"^[0-9a-f]{64}\.parquet$")
 
 
 @dataclass(frozen=True)
@@ -99,11 +113,17 @@ def verify_store(
     if found.problems:
         return found
     folders = (
-        sorted(p.name for p in (root / "models").iterdir() if p.is_dir())
+        sorted(
+            p.name
+            for p in (root / "models").iterdir()
+            if p.is_dir() and not p.is_symlink() and not is_leftover(p.name)
+        )
         if (root / "models").is_dir()
         else []
     )
-    for model in [name for name in folders if models is None or name in models]:
+    chosen = [name for name in folders if models is None or name in models]
+    _verify_layout(found, root, chosen)
+    for model in chosen:
         _verify_model(found, root, model, logprobs, data_source)
     _verify_task_files(found, root, data_source)
     readme = root.parent / "README.md"
@@ -112,12 +132,26 @@ def verify_store(
     return found
 
 
-def _verify_model(found: Verification, root: Path, model: str, logprobs: bool, data_source: str) -> None:
-    folder = root / "models" / model
+def verify_model(
+    root: str | Path, model: str, folder: Path, *, logprobs: bool = True, data_source: str = "bundle"
+) -> Verification:
+    """Check one model folder of the store at ``root`` as :func:`verify_store` checks it, wherever it
+    is (``olmes publish`` checks the folder it built, before swapping it in): its files and its
+    layout; not the store's shared files."""
+    found = Verification()
+    _verify_model_files(found, folder)
+    _verify_model(found, Path(root), model, logprobs, data_source, folder)
+    return found
+
+
+def _verify_model(
+    found: Verification, root: Path, model: str, logprobs: bool, data_source: str, folder: Path | None = None
+) -> None:
+    folder = folder or root / "models" / model
     record_path = folder / MODEL_RECORD
     found.models.append(model)
     try:
-        record = read_model_record(root, model)
+        record = read_model_record(root, model, folder)
         info = ModelInfo.from_record(record, str(record_path), other_keys=True)
     except OlmesError as error:
         found.problem(record_path, str(error))  # nothing else of the model can be read without it
@@ -128,7 +162,7 @@ def _verify_model(found: Verification, root: Path, model: str, logprobs: bool, d
         _verify_task(found, source, task, record["tasks"].get(task), logprobs, data_source)
     for task in sorted(set(record["tasks"]) - set(tasks)):
         found.problem(record_path, f"lists task {task} but the model folder has no {task}.scores.json")
-    for result in source.robustness(root):
+    for result in source.robustness(root):  # a stray summary of no task is left to the layout check
         _verify_robustness(found, model, result, logprobs, data_source)
     _check_fingerprints(found, folder, record)
 
@@ -172,6 +206,8 @@ def _verify_robustness(
         again = analyze(model, files["mcf"], files["mcf_rot"])
         for key in [key for key in again if key != "inputs" and again[key] != report.get(key)]:
             found.problem(result.path, f"{key} is {report.get(key)!r}, its log-probs give {again[key]!r}")
+        for key in [key for key in report if key not in again]:
+            found.problem(result.path, f"{key} is {report[key]!r}, its log-probs give none")
 
 
 # -- one result ---------------------------------------------------------------------------------------
@@ -229,9 +265,14 @@ def _check_recomputed(found: Verification, path: Path, summary: dict, files: dic
     """Every number of a summary, and its predictions file, as its log-prob files give them again."""
     inputs = {f"{name}_path": file for name, file in files.items()}
     predictions, again = score_task(summary["model"], **inputs, limit=summary["limit"])
-    for key in ("n_instances", "partial", "partial_reasons", "best_of_two"):
-        if again[key] != summary[key]:
-            found.problem(path, f"{key} is {summary[key]!r}, its log-probs give {again[key]!r}")
+    for key in [*again, *(key for key in summary if key not in again)]:  # bpb, best_of_two, labels...
+        stored, recomputed = summary.get(key), again.get(key)
+        if key in NOT_RECOMPUTED or stored == recomputed:
+            continue
+        if stored is None or recomputed is None or isinstance(stored, dict) and isinstance(recomputed, dict):
+            found.problem(path, f"{key} {_difference(stored, recomputed)}")
+        else:
+            found.problem(path, f"{key} is {stored!r}, its log-probs give {recomputed!r}")
     for method in sorted(set(again["methods"]) | set(summary["methods"])):
         stored, recomputed = summary["methods"].get(method), again["methods"].get(method)
         if stored != recomputed:
@@ -246,7 +287,9 @@ def _check_recomputed(found: Verification, path: Path, summary: dict, files: dic
 
 def _difference(stored: dict | None, recomputed: dict | None) -> str:
     if stored is None or recomputed is None:
-        return "is absent, its log-probs give it" if stored is None else "is there, its log-probs give none"
+        if stored is None:
+            return f"is absent, its log-probs give {recomputed!r}"
+        return f"is {stored!r}, its log-probs give none"
     keys = [key for key in sorted(set(stored) | set(recomputed)) if stored.get(key) != recomputed.get(key)]
     return ", ".join(
         f"{key} is {stored.get(key)!r}, its log-probs give {recomputed.get(key)!r}" for key in keys
@@ -291,7 +334,11 @@ def _check_fingerprints(found: Verification, folder: Path, record: dict) -> None
 def _verify_task_files(found: Verification, root: Path, data_source: str) -> None:
     """``tasks/`` holds exactly the files this olmes version makes for the tasks it has, byte for byte."""
     folder = root / "tasks"
-    present = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+    present = (
+        sorted(p for p in folder.iterdir() if p.is_file() and not p.is_symlink() and not is_leftover(p.name))
+        if folder.is_dir()
+        else []
+    )  # a link and what an interrupted write left: _verify_layout
     for path in present:
         task = path.name.split(".")[0]
         if task not in TASKS:
@@ -310,7 +357,138 @@ def _verify_task_files(found: Verification, root: Path, data_source: str) -> Non
 
 
 def _model_tasks(root: Path, model: str) -> list[str]:
-    return [p.name.split(".")[0] for p in (root / "models" / model / "scores").glob("*.scores.json")]
+    found = [
+        p.name.removesuffix(".scores.json") for p in (root / "models" / model / SCORES).glob("*.scores.json")
+    ]
+    return [task for task in found if task in TASKS]  # a stray summary of no task: _verify_layout
+
+
+# -- the store's layout ------------------------------------------------------------------------------------
+
+
+def _verify_layout(found: Verification, root: Path, models: list[str]) -> None:
+    """Plain files and folders only, each where the store's format has a place for it: a symbolic link
+    anywhere (it can point outside the store: /etc/passwd as a predictions file), an unknown file
+    (in the store's folders and in the model folders of ``models``) and a stray summary are problems;
+    what an interrupted publish left and a publish's lock are notes."""
+    for path in _walk(root):
+        if path.is_symlink():
+            found.problem(
+                path,
+                f"a symbolic link (to {os.readlink(path)}); a store holds plain files and folders only: "
+                "put the file itself there, or remove the link",
+            )
+    if (root / LOCK_NAME).exists() and not (root / LOCK_NAME).is_symlink():
+        holder = read_holder(root)
+        found.notes.append(
+            f"{root / LOCK_NAME}: "
+            + (
+                "unreadable; if no publish is running, remove it"
+                if holder is None
+                else f"left by {describe(holder)}, which no longer runs; the next olmes publish takes it over"
+                if is_stale(holder)
+                else f"a publish is running ({describe(holder)}); what it writes may not be in place yet"
+            )
+        )
+    for path in _children(root):
+        if path.name in (LOCK_NAME, *STORE_FILES) and path.is_file():
+            continue
+        if path.name not in STORE_FOLDERS or not path.is_dir():
+            _leftover_or_unknown(found, path)
+    for path in _children(root / "tasks"):
+        if path.is_dir():  # its files: _verify_task_files
+            _unknown(found, path)
+        elif is_leftover(path.name):
+            _leftover_or_unknown(found, path)
+    for path in _children(root / BLOBS):
+        if not (path.is_file() and BLOB_NAME.match(path.name)):
+            _leftover_or_unknown(found, path)
+    for path in _children(root / "models"):
+        if path.is_dir() and staging_model(path.name):
+            _leftover_or_unknown(found, path)
+        elif not path.is_dir():
+            _unknown(found, path)
+        elif path.name in models:
+            _verify_model_files(found, path)
+
+
+def _verify_model_files(found: Verification, folder: Path) -> None:
+    """A model folder holds its record, its summaries and rotations reports (of tasks of this olmes
+    version) and the files they name: predictions, log-prob files and run records; nothing else."""
+    expected = {folder / MODEL_RECORD}
+    unreadable = []  # (folder, task) of summaries that do not read: their problem is reported elsewhere
+    places = [(folder / SCORES, ".scores.json", folder / LOGPROBS)]
+    places += [
+        (kind, ROTATIONS_SUFFIX if kind.name == ROTATIONS_KIND else ".scores.json", kind)
+        for kind in _children(folder / ROBUSTNESS)
+        if kind.is_dir()
+    ]
+    for place, suffix, logprobs in places:
+        for path in _children(place):
+            if not path.name.endswith(suffix) or not path.is_file():
+                continue
+            task = path.name.removesuffix(suffix)
+            expected.add(path)
+            if task not in TASKS:
+                found.problem(
+                    path, f"a stray summary: {task!r} is not a task of this olmes version; remove it"
+                )
+                continue
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                named = data.get("predictions", {}).get("path") if suffix == ".scores.json" else None
+                sets = list(data["inputs"])
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                unreadable.append((place, task))
+                continue
+            if isinstance(named, str) and (Path(named).name != named or named in ("", ".", "..")):
+                found.problem(path, f"predictions.path {named!r} is not the name of a file beside it")
+            elif isinstance(named, str):
+                expected.add(place / named)
+            for request_set in sets:
+                expected |= {
+                    logprobs / f"{task}.{request_set}.parquet",
+                    logprobs / f"{task}.{request_set}.parquet.run.json",
+                }
+    for path in _walk(folder):
+        if path.is_symlink() or path.is_dir() or path in expected:
+            continue
+        if not any(path.parent == place and path.name.startswith(f"{task}.") for place, task in unreadable):
+            _unknown(found, path)
+
+
+def _leftover_or_unknown(found: Verification, path: Path) -> None:
+    staged = staging_model(path.name) if path.is_dir() and path.parent.name == "models" else None
+    if staged is not None and staged[1] == "old" and not (path.parent / staged[0]).exists():
+        found.problem(
+            path.parent / staged[0],
+            f"missing: an interrupted publish left it as {path.name}; the next olmes publish puts it back",
+        )
+    elif staged is not None or (is_leftover(path.name) and path.is_file()):
+        found.notes.append(
+            f"{path}: left by an interrupted publish, not part of the store; "
+            "the next olmes publish removes it"
+        )
+    else:
+        _unknown(found, path)
+
+
+def _unknown(found: Verification, path: Path) -> None:
+    if not path.is_symlink():  # a link is a problem of its own
+        what = "folder" if path.is_dir() else "file"
+        found.problem(path, f"not a {what} of a results store (its format has no place for it); remove it")
+
+
+def _children(folder: Path) -> list[Path]:
+    return sorted(folder.iterdir()) if folder.is_dir() and not folder.is_symlink() else []
+
+
+def _walk(folder: Path) -> list[Path]:
+    """Every file and folder under ``folder``, sorted; a symbolic link is listed, never followed."""
+    found = []
+    for top, folders, files in os.walk(folder):
+        found += [Path(top) / name for name in [*folders, *files]]
+    return sorted(found)
 
 
 # -- the README's published table -------------------------------------------------------------------------
@@ -421,7 +599,7 @@ def changes(root: Path, base: str) -> Changes:
     models, other = set(), set()
     for name in changed:
         parts = Path(name).relative_to(prefix).parts
-        if len(parts) > 2 and parts[0] == "models":
+        if len(parts) > 2 and parts[0] == "models" and not is_leftover(parts[1]):
             models.add(parts[1])
         else:
             other.add("/".join(parts))

@@ -6,8 +6,14 @@ paired bootstrap). At 500 models that is 5,000 Parquet files; holding them all i
 gigabytes and reading them is most of a build. A digest keeps just those facts: it is computed once per
 predictions file and kept under ``$OLMES_CACHE_DIR/tables/`` as ``<key>.npz``, where the key is the
 SHA-256 of the predictions file, of its summary and this module's ``DIGEST_VERSION``. A rebuild after
-one model is added reads only that model's predictions. A cache file that does not read back (its zip
-checks a CRC per member) is computed again; nothing in it can outlive a change of its inputs.
+one model is added reads only that model's predictions.
+
+A cache entry is checked by its content, not trusted by its name: it holds the SHA-256 of its key and
+of every other member (name, dtype, shape and bytes), and one whose content does not give that hash
+(a damaged file, one edited by hand: another ``chance``, flags dropped; an entry copied under another
+key's name) or that does not read back is computed again from the predictions and written over, so a
+restored cache can cost time but never change a table. (A cache rewritten on purpose with a new hash
+to match is beyond this check: the cache folder is to be trusted as much as the code that reads it.)
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ from olmes.core.records import ScoreSummary, TaskFlag
 from olmes.core.resources import cache_dir, file_sha256
 from olmes.scoring.flags import chance_accuracy, task_flags
 
-DIGEST_VERSION = 1
+DIGEST_VERSION = 2  # 2: each entry holds the SHA-256 of its own content (its "check" member)
+CHECK = "check"
 # the predictions columns a digest is made of (the file's others, e.g. top_gap, are not read)
 COLUMNS = ["method", "instance_index", "native_id", "subject", "label", "num_choices", "prediction",
            "correct", "near_tie", "nonfinite"]  # fmt: skip
@@ -70,11 +77,11 @@ def digest_of(
     path = cache_dir() / "tables" / f"{key}.npz"
     if path.is_file():
         try:
-            return _load(path)
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile):
-            pass  # computed again below and written over
+            return _load(path, key)
+        except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile):
+            pass  # damaged or altered: computed again below and written over
     digest = compute(summary, read())
-    _save(digest, path)
+    _save(digest, path, key)
     return digest
 
 
@@ -111,7 +118,17 @@ def _key(summary: ScoreSummary, summary_path: Path) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _save(digest: PredictionDigest, path: Path) -> None:
+def _content_sha256(key: str, arrays: dict[str, np.ndarray]) -> str:
+    """The SHA-256 of a cache entry's key and members (each by name, dtype, shape and bytes)."""
+    sha = hashlib.sha256(f"olmes digest {DIGEST_VERSION} {key}\n".encode())
+    for name in sorted(arrays):
+        array = np.ascontiguousarray(arrays[name])
+        sha.update(f"{name} {array.dtype.str} {array.shape}\n".encode())
+        sha.update(array.tobytes())
+    return sha.hexdigest()
+
+
+def _save(digest: PredictionDigest, path: Path, key: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     facts = {"chance": digest.chance, "flags": digest.flags, "subject_names": digest.subject_names}
     arrays = {
@@ -122,19 +139,25 @@ def _save(digest: PredictionDigest, path: Path) -> None:
     }
     if digest.subject_codes is not None:
         arrays["subject_codes"] = digest.subject_codes
+    arrays[CHECK] = np.frombuffer(_content_sha256(key, arrays).encode(), dtype=np.uint8)
     with atomic_path(path) as temp, open(temp, "wb") as sink:
         np.savez(sink, **arrays)
 
 
-def _load(path: Path) -> PredictionDigest:
+def _load(path: Path, key: str) -> PredictionDigest:
+    """A cache entry, if its content is the one its check records (ValueError otherwise)."""
     with np.load(path, allow_pickle=False) as found:
-        facts = json.loads(found["facts"].tobytes())
-        return PredictionDigest(
-            chance=facts["chance"],
-            flags=facts["flags"],
-            instance_index=found["instance_index"],
-            native_ids=found["native_ids"].tobytes(),
-            subject_codes=found["subject_codes"] if "subject_codes" in found.files else None,
-            subject_names=facts["subject_names"],
-            correct=found["correct"],
-        )
+        arrays = {name: found[name] for name in found.files}
+    recorded = arrays.pop(CHECK, np.zeros(0, dtype=np.uint8)).tobytes().decode("ascii", "replace")
+    if recorded != _content_sha256(key, arrays):
+        raise ValueError(f"{path}: its content is not the one its check records")
+    facts = json.loads(arrays["facts"].tobytes())
+    return PredictionDigest(
+        chance=facts["chance"],
+        flags=facts["flags"],
+        instance_index=arrays["instance_index"],
+        native_ids=arrays["native_ids"].tobytes(),
+        subject_codes=arrays.get("subject_codes"),
+        subject_names=facts["subject_names"],
+        correct=arrays["correct"],
+    )

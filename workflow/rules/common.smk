@@ -166,8 +166,8 @@ def method_predictions(wildcards):
 
 
 def logprob_options(wildcards, input):
-    """The log-prob inputs as command-line options: --cf FILE --pmi FILE --mcf FILE."""
-    return " ".join(f"--{name} {path}" for name, path in input.items() if name in REQUEST_SETS)
+    """The log-prob inputs as command-line options: --cf FILE --pmi FILE --mcf FILE (quoted for the shell)."""
+    return " ".join(f"--{name} {shlex.quote(path)}" for name, path in input.items() if name in REQUEST_SETS)
 
 
 def standard_scores():

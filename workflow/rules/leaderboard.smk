@@ -13,7 +13,7 @@ rule publish:
         f"{RESULTS}/published.txt",
     params:
         flags=publish_flags(),
-        models=" ".join(MODELS),
+        models=" ".join(MODELS),  # names are shell-safe (the schema's pattern)
         results=lambda wildcards, output: os.path.dirname(output[0]),
         store=lambda wildcards: STORE,
     conda:
@@ -21,8 +21,8 @@ rule publish:
     log:
         f"{RESULTS}/logs/publish.log",
     shell:
-        "olmes publish {params.models} --from {params.results} --store {params.store} {params.flags} 2> {log}"
-        " && cp {log} {output}"
+        "olmes publish {params.models} --from {params.results:q} --store {params.store:q} {params.flags}"
+        " 2> {log:q} && cp {log:q} {output:q}"
 
 
 rule reproduce:
@@ -41,8 +41,8 @@ rule reproduce:
     log:
         f"{RESULTS}/logs/reproduction/{{model}}.log",
     shell:
-        "olmes reproduce {wildcards.model:q} --store {params.store} --limit {params.limit} --workdir {params.workdir}"
-        " {params.weights} --threads {threads} --output {output} 2> {log}"
+        "olmes reproduce {wildcards.model:q} --store {params.store:q} --limit {params.limit}"
+        " --workdir {params.workdir:q} {params.weights} --threads {threads} --output {output:q} 2> {log:q}"
 
 
 rule leaderboard_tables:
@@ -58,7 +58,7 @@ rule leaderboard_tables:
     log:
         f"{RESULTS}/logs/leaderboard_tables.log",
     shell:
-        "olmes tables --store {params.store} --reported --out {params.out} 2> {log}"
+        "olmes tables --store {params.store:q} --reported --out {params.out:q} 2> {log:q}"
 
 
 rule leaderboard_site:
@@ -72,10 +72,13 @@ rule leaderboard_site:
         tables=lambda wildcards, input: os.path.dirname(input.tables[0]),
         site=lambda wildcards, output: os.path.dirname(output[0]),
         store=lambda wildcards: STORE,
-        reproduction=lambda wildcards, input: f"--reproduction {input.reproduction}" if input.reproduction else "",
+        reproduction=lambda wildcards, input: (
+            f"--reproduction {shlex.join(input.reproduction)}" if input.reproduction else ""
+        ),
     conda:
         "../envs/olmes.yaml"
     log:
         f"{RESULTS}/logs/leaderboard_site.log",
     shell:
-        "olmes site --store {params.store} --tables {params.tables} {params.reproduction} --out {params.site} 2> {log}"
+        "olmes site --store {params.store:q} --tables {params.tables:q} {params.reproduction} --out {params.site:q}"
+        " 2> {log:q}"

@@ -16,7 +16,8 @@ rule logprobs:
         identity=model_identity,
         max_batch_tokens=config["max_batch_tokens"],
         pairs=lambda wildcards, input, output: " ".join(
-            f"--requests {requests} --output {logprobs}" for requests, logprobs in zip(input, output)
+            f"--requests {shlex.quote(requests)} --output {shlex.quote(logprobs)}"
+            for requests, logprobs in zip(input, output)
         ),
     threads: 2
     resources:
@@ -31,4 +32,4 @@ rule logprobs:
         f"{RESULTS}/benchmarks/logprobs/{{model}}.tsv"
     shell:
         "olmes logprobs --model {params.spec:q} {params.options} {params.pairs}"
-        " --max-batch-tokens {params.max_batch_tokens} --threads {threads} --quiet 2> {log}"
+        " --max-batch-tokens {params.max_batch_tokens} --threads {threads} --quiet 2> {log:q}"

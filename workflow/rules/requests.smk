@@ -17,7 +17,7 @@ rule requests:
         f"{RESULTS}/{{variant_dir}}logs/requests/{{task}}.{{request_set}}.log",
     shell:
         "olmes requests {wildcards.task} --request-set {wildcards.request_set} --source {params.source}"
-        " {params.limit} {params.pmi} {params.variant} --output {output} 2> {log}"
+        " {params.limit} {params.pmi} {params.variant} --output {output:q} 2> {log:q}"
 
 
 rule instances:
@@ -33,4 +33,4 @@ rule instances:
     log:
         f"{RESULTS}/logs/requests/{{task}}.instances.log",
     shell:
-        "olmes requests {wildcards.task} --source {params.source} {params.limit} --instances {output} 2> {log}"
+        "olmes requests {wildcards.task} --source {params.source} {params.limit} --instances {output:q} 2> {log:q}"

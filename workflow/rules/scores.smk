@@ -16,8 +16,8 @@ rule predict:
     log:
         f"{RESULTS}/{{variant_dir}}logs/predictions/{{model}}/{{task}}.{{method}}.log",
     shell:
-        "olmes predict --model-name {wildcards.model} --method {wildcards.method} {params.logprobs}"
-        " --output {output} 2> {log}"
+        "olmes predict --model-name {wildcards.model:q} --method {wildcards.method} {params.logprobs}"
+        " --output {output:q} 2> {log:q}"
 
 
 rule score:
@@ -36,9 +36,9 @@ rule score:
     log:
         f"{RESULTS}/{{variant_dir}}logs/scores/{{model}}/{{task}}.log",
     shell:
-        "olmes score --model-name {wildcards.model} --task {wildcards.task} {params.logprobs}"
-        " --from-predictions {input.predictions} {params.limit} {params.pmi}"
-        " --predictions {output.predictions} --summary {output.summary} 2> {log}"
+        "olmes score --model-name {wildcards.model:q} --task {wildcards.task} {params.logprobs}"
+        " --from-predictions {input.predictions:q} {params.limit} {params.pmi}"
+        " --predictions {output.predictions:q} --summary {output.summary:q} 2> {log:q}"
 
 
 rule rotations:
@@ -52,5 +52,5 @@ rule rotations:
     log:
         f"{RESULTS}/logs/scores/{{model}}/{{task}}.rotations.log",
     shell:
-        "olmes rotations --model-name {wildcards.model} --mcf {input.mcf} --rotations {input.rotations}"
-        " --output {output} 2> {log}"
+        "olmes rotations --model-name {wildcards.model:q} --mcf {input.mcf:q} --rotations {input.rotations:q}"
+        " --output {output:q} 2> {log:q}"

@@ -21,5 +21,5 @@ rule site:
     log:
         f"{RESULTS}/logs/site.log",
     shell:
-        "olmes site --scores {input.scores} {input.robustness} --tables {params.tables} --requests {params.requests}"
-        " --models {input.models} --out {params.site} 2> {log}"
+        "olmes site --scores {input.scores:q} {input.robustness:q} --tables {params.tables:q}"
+        " --requests {params.requests:q} --models {input.models:q} --out {params.site:q} 2> {log:q}"

@@ -28,4 +28,5 @@ rule tables:
     log:
         f"{RESULTS}/logs/tables.log",
     shell:
-        "olmes tables --scores {input.scores} {input.robustness} --models {input.models} --out {params.out} 2> {log}"
+        "olmes tables --scores {input.scores:q} {input.robustness:q} --models {input.models:q} --out {params.out:q}"
+        " 2> {log:q}"

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from olmes.core.outputs import CommandFiles, named
 from olmes.logprobs.options import DTYPE_NAMES, SHORT_NAMES
 
 NAME = "check-model"
@@ -23,6 +24,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--trust-remote-code", action="store_true", help="run a model that ships its own code (read it first)"
     )
     parser.add_argument("--output", type=Path, help="also write the report as JSON")
+
+
+def files(args: argparse.Namespace) -> CommandFiles:
+    model = Path(args.model).expanduser()
+    local = model.exists()
+    return CommandFiles(
+        reads=named("model", model if local else None),
+        writes=named("--output", args.output),
+        read_only=named("model", model if local and model.is_dir() else None),
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 from olmes.core.errors import OlmesError
+from olmes.core.outputs import CommandFiles, named
+from olmes.core.records import run_record_path
 from olmes.logprobs.options import DEFAULT_MAX_BATCH_TOKENS, DTYPE_NAMES, SHORT_NAMES
 from olmes.logprobs.placement import SPLIT_MODES, WEIGHTS_SHARE
 
@@ -111,6 +113,22 @@ def _terminated(signum, _frame) -> None:
     raise OlmesError(
         f"stopped by signal {signal.Signals(signum).name}; the requests scored so far are cached, "
         "run the same command again to resume"
+    )
+
+
+def files(args: argparse.Namespace) -> CommandFiles:
+    """The request files and a local model are read; each --output and its run record written, their
+    folders probed before the model is loaded (a read-only disk is found in a second, not after hours)."""
+    model = Path(args.model).expanduser()
+    local = model.exists()
+    return CommandFiles(
+        reads=[*named("--requests", args.requests), *named("--model", model if local else None)],
+        writes=[
+            *named("--output", args.output),
+            *named("the run record of --output", [run_record_path(path) for path in args.output]),
+        ],
+        read_only=named("--model", model if local and model.is_dir() else None),
+        probe=True,
     )
 
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from olmes.core.methods import METHODS, PMI
+from olmes.core.outputs import CommandFiles, named
 from olmes.scoring.score import predict, write_predictions
 
 NAME = "predict"
@@ -20,6 +21,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         readers = ", ".join(key for key, method in METHODS.items() if request_set in method.request_sets)
         parser.add_argument(f"--{request_set}", type=Path, help=f"{request_set} log-prob Parquet ({readers})")
     parser.add_argument("--output", required=True, type=Path, help="predictions Parquet to write")
+
+
+def files(args: argparse.Namespace) -> CommandFiles:
+    reads = [pair for name in ("cf", PMI, "mcf") for pair in named(f"--{name}", getattr(args, name))]
+    return CommandFiles(reads=reads, writes=named("--output", args.output))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from olmes.core.outputs import CommandFiles, named
 from olmes.requests.data import SOURCES
 from olmes.store.blobs import LAYOUTS
 from olmes.store.publish import publish
@@ -49,6 +50,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where the log-prob Parquet files go: the store's blobs/ folder, kept out of git and fetched "
         "with olmes fetch-logprobs (external, the default), or the model folder (in-store)",
     )
+
+
+def files(args: argparse.Namespace) -> CommandFiles:
+    """The results (or store) published from are only read: the store may be neither them nor in them."""
+    return CommandFiles(reads=named("--from", args.origin), rewritten=named("--store", args.store))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from olmes.cli.argtypes import positive_int
+from olmes.core.outputs import CommandFiles, named
 
 NAME = "reproduce"
 HELP = "recompute the first N instances of a published model here and compare them with the store"
@@ -29,6 +30,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--weights",
         help="where this machine has the model (a local folder or file; default: the store's spec); "
         "checked to be the store's weights by their content hash",
+    )
+
+
+def files(args: argparse.Namespace) -> CommandFiles:
+    """The store and the weights are only read: the report and the work folder go elsewhere (a store
+    changes only through olmes publish); the report's folder is probed before the model is loaded."""
+    weights = Path(args.weights).expanduser() if args.weights else None
+    folder = weights if weights is not None and weights.is_dir() else None
+    return CommandFiles(
+        reads=[*named("--store", args.store), *named("--weights", weights)],
+        writes=named("--output", args.output),
+        folders=named("--workdir", args.workdir),
+        read_only=[*named("--store", args.store), *named("--weights", folder)],
+        probe=True,
     )
 
 

@@ -7,6 +7,7 @@ import sys
 
 from olmes.cli.argtypes import positive_int
 from olmes.core.errors import OlmesError
+from olmes.core.outputs import CommandFiles, named
 from olmes.core.records import write_records
 from olmes.requests.build import instance_rows, requests_of, task_instances
 from olmes.requests.data import SOURCES
@@ -40,6 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--output", help="request file (JSONL) to write; needs --request-set")
     parser.add_argument("--instances", help="instance file (JSONL: question, choices, gold) to write")
+
+
+def files(args: argparse.Namespace) -> CommandFiles:
+    return CommandFiles(writes=[*named("--output", args.output), *named("--instances", args.instances)])
 
 
 def run(args: argparse.Namespace) -> int:

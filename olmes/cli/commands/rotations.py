@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from olmes.core.outputs import CommandFiles, named
+
 NAME = "rotations"
 HELP = (
     "MCF accuracy under every cyclic answer order, letter bias, consistent and permutation-averaged accuracy"
@@ -21,6 +23,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--rotations", type=Path, required=True, help="its mcf_rot log-prob Parquet (rotations 1..k-1)"
     )
     parser.add_argument("--output", type=Path, required=True, help="the report (JSON) to write")
+
+
+def files(args: argparse.Namespace) -> CommandFiles:
+    return CommandFiles(
+        reads=[*named("--mcf", args.mcf), *named("--rotations", args.rotations)],
+        writes=named("--output", args.output),
+    )
 
 
 def run(args: argparse.Namespace) -> int:

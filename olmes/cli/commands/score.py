@@ -16,6 +16,7 @@ import pandas as pd
 
 from olmes.cli.argtypes import positive_int
 from olmes.core.errors import OlmesError
+from olmes.core.outputs import CommandFiles, named
 from olmes.core.records import ScoreSummary, write_score_summary
 from olmes.core.resources import file_sha256
 from olmes.scoring.flags import task_flags
@@ -47,6 +48,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--predictions", required=True, type=Path, help="per-instance Parquet to write")
     parser.add_argument("--summary", required=True, type=Path, help="summary JSON to write (*.scores.json)")
+
+
+def files(args: argparse.Namespace) -> CommandFiles:
+    return CommandFiles(
+        reads=[
+            *named("--cf", args.cf), *named("--pmi", args.pmi), *named("--mcf", args.mcf),
+            *named("--from-predictions", args.from_predictions),
+        ],
+        writes=[*named("--predictions", args.predictions), *named("--summary", args.summary)],
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from olmes.cli.argtypes import add_scores_argument
+from olmes.cli.argtypes import add_scores_argument, store_score_paths
+from olmes.core.outputs import CommandFiles, named
 from olmes.site.build import build_site
 from olmes.store import publish as store
 
@@ -39,10 +40,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def files(args: argparse.Namespace) -> CommandFiles:
+    """Every input stays outside --out, which is replaced as a whole."""
+    return CommandFiles(
+        reads=[
+            *named("--scores", args.scores), *named("--store", args.store), *named("--tables", args.tables),
+            *named("--requests", args.requests), *named("--models", args.models),
+            *named("--reproduction", args.reproduction),
+        ],
+        rewritten=named("--out", args.out),
+    )  # fmt: skip
+
+
 def run(args: argparse.Namespace) -> int:
     scores, requests, models = args.scores, args.requests, args.models
     if args.store is not None:
-        scores = store.score_paths(args.store)
+        scores = store_score_paths(args.store)
         requests = [*store.task_paths(args.store), *requests]
         models = models or store.model_infos(args.store)
     built = build_site(scores, args.out, args.tables, requests, models, args.title, args.reproduction)

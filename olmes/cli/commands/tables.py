@@ -6,7 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from olmes.cli.argtypes import add_scores_argument, positive_int
+from olmes import __version__
+from olmes.cli.argtypes import add_scores_argument, positive_int, store_score_paths
+from olmes.core.atomic import write_text_atomic
+from olmes.core.outputs import CommandFiles, check_own_folder, named
 from olmes.store import publish as store
 from olmes.tables.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from olmes.tables.paper import build_tables
@@ -33,11 +36,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+TABLES_MARKER = ".olmes-tables"
+"""Marks a folder written by olmes tables (besides index.json, which the workflow removes before a rerun)."""
+
+
+def files(args: argparse.Namespace) -> CommandFiles:
+    return CommandFiles(
+        reads=[
+            *named("--scores", args.scores),
+            *named("--store", args.store),
+            *named("--models", args.models),
+        ],
+        folders=named("--out", args.out),
+    )
+
+
 def run(args: argparse.Namespace) -> int:
+    # the same rule as olmes site --out: never write into a folder of other files (same names are replaced)
+    check_own_folder(args.out, (TABLES_MARKER, "index.json"), "an olmes tables folder")
     if args.store is not None:
-        scores = load_scores(store.score_paths(args.store), args.models or store.model_infos(args.store))
+        scores = load_scores(store_score_paths(args.store), args.models or store.model_infos(args.store))
     else:
         scores = load_scores(args.scores, args.models)
+    write_text_atomic(args.out / TABLES_MARKER, f"written by olmes {__version__}\n")
     written = build_tables(scores, args.out, args.resamples, args.seed, args.reported)
     models, tasks = len(scores.models), len(scores.tasks)
     print(f"{len(written)} files for {models} model(s) x {tasks} task(s) -> {args.out}", file=sys.stderr)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from olmes.core.atomic import write_text_atomic
+from olmes.core.outputs import CommandFiles, named
 from olmes.requests.data import SOURCES
 from olmes.store.pr_summary import summary_markdown
 from olmes.store.verify import changes, verify_store
@@ -47,6 +48,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=SOURCES,
         default="bundle",
         help="the data the canonical requests are made from, to check the store's requests against",
+    )
+
+
+def files(args: argparse.Namespace) -> CommandFiles:
+    return CommandFiles(
+        reads=named("store", args.store),
+        writes=named("--summary", args.summary),
+        read_only=named("store", args.store),
     )
 
 
