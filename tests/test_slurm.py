@@ -484,7 +484,7 @@ def test_each_model_is_one_cluster_job_that_loads_it_once(scenario: Scenario, ac
     # that job loaded the weights once for all the model's files (its log: the rule's, of the last run)
     for model in MODELS:
         log = (scenario.slurm_dir / "results" / "logs" / "logprobs" / f"{model}.log").read_text()
-        loaded = r"^olmes: loaded \S+ in [0-9.]+ s on cpu; tree path \(llama is verified exact [a-z ]+\)$"
+        loaded = r"^olmes: loaded \S+ in [0-9.]+ s on \S+; tree path \(llama is verified exact [a-z ]+\)$"
         assert len(re.findall(loaded, log, re.MULTILINE)) == 1, log
         assert log.count(" requests (") == len(_expected_logprob_outputs(model)), log
 
