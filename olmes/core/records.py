@@ -91,6 +91,37 @@ ScoringPath = Literal["tree", "leaves"]
 """The log-prob engine's two paths (olmes.logprobs.architectures says which a model takes)."""
 
 
+class MetricComparison(TypedDict):
+    """One metric an imported run reported, beside the same method computed here from its log-probs."""
+
+    metric: str  # the other implementation's name (acc_raw, acc_per_token, ...)
+    method: str  # the scoring method it corresponds to (cf_none, cf_token, ...)
+    subject: NotRequired[str]  # a task made of subjects: the subject this metric is of
+    reported: float
+    ours: float
+    n: int
+    agrees: bool  # the same number of correct instances (a difference within rounding)
+    note: NotRequired[str]  # why a disagreement is expected, where it is
+
+
+class ImportedRun(TypedDict):
+    """Where an imported log-prob file came from (``olmes import``): the other implementation's run,
+    its configuration and its own reported metrics, and how they compare with ours."""
+
+    implementation: str  # "oe-eval": AI2's OLMES implementation; "olmes export": files olmes wrote
+    commit: str | None  # the implementation's source commit, as the importer was told (its files hold none)
+    run_task: str  # the run's task alias (arc_challenge:rc::olmes), or for subjects the first one
+    run_tasks: int  # how many of the run's task files this log-prob file was made from
+    task_hash: str | None
+    model_hash: str | None
+    model_config: dict[str, Any]
+    task_config: dict[str, Any]  # of the first task file (subjects differ only in their names)
+    current_date: str | None
+    files_sha256: dict[str, str]  # each file read, by name
+    num_tokens_recounted: int  # continuations whose token count here differs from the file's
+    comparison: list[MetricComparison]
+
+
 class RunRecord(TypedDict):
     """``<log-prob file>.run.json``: what produced a log-prob file, and what it cost."""
 
@@ -112,6 +143,7 @@ class RunRecord(TypedDict):
     attn_implementation: NotRequired[str | None]  # None: every request came from the cache
     trust_remote_code: NotRequired[bool]
     architecture_check: NotRequired[dict[str, Any]]  # olmes check-model's report: unverified architectures
+    imported: NotRequired[ImportedRun]  # made by another implementation, imported (olmes import)
     versions: dict[str, str | None]
     requests_file: str
     requests_sha256: str

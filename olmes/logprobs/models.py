@@ -383,19 +383,21 @@ def _plain_copy(model):
     return plain
 
 
-def _resolve_hub(spec: str) -> ResolvedModel:
+def _resolve_hub(spec: str, weights: bool = True) -> ResolvedModel:
     from huggingface_hub import snapshot_download
 
     repo_id, _, revision = spec.partition("@")
+    files = _HUB_FILES if weights else [name for name in _HUB_FILES if name != "*.safetensors"]
     try:
-        path = Path(snapshot_download(repo_id, revision=revision or None, allow_patterns=_HUB_FILES))
+        path = Path(snapshot_download(repo_id, revision=revision or None, allow_patterns=files))
     except Exception as exc:  # network, auth, missing repo or revision
         raise OlmesError(f"cannot fetch model {spec!r} from the Hugging Face hub: {exc}") from exc
     return ResolvedModel(spec, path, "hub", f"hub:{repo_id}@{path.name}")
 
 
-def resolve(spec: str) -> ResolvedModel:
-    """Turn a ``--model`` spec into a local Hugging Face directory and a content identity."""
+def resolve(spec: str, weights: bool = True) -> ResolvedModel:
+    """Turn a ``--model`` spec into a local Hugging Face directory and a content identity (a hub
+    model without its weights when ``weights`` is false: enough for its tokenizer)."""
     if spec in SHORT_NAMES:
         gguf = smollm2_gguf() if spec == "smollm2-135m" else gemma3_gguf()
         return ResolvedModel(spec, convert_gguf(gguf), "short-name", f"gguf-sha256:{cached_sha256(gguf)}")
@@ -409,11 +411,25 @@ def resolve(spec: str) -> ResolvedModel:
             raise OlmesError(f"model directory {spec} has no config.json (not a Hugging Face model)")
         return ResolvedModel(spec, path, "local", _dir_identity(path))
     if HUB_ID.match(spec) and not spec.startswith((".", "/", "~")):
-        return _resolve_hub(spec)
+        return _resolve_hub(spec, weights)
     raise OlmesError(
         f"bad model spec {spec!r}: expected one of {', '.join(SHORT_NAMES)}, a .gguf file, "
         "a local Hugging Face directory or a hub id like org/name[@revision]"
     )
+
+
+def load_tokenizer(spec: str) -> tuple[ResolvedModel, object, int | None]:
+    """A model spec's tokenizer without its weights, and the BOS the engine prepends with it: what
+    counting a continuation's tokens as the engine does needs (``olmes import``)."""
+    from transformers import AutoTokenizer
+
+    resolved = resolve(spec, weights=False)
+    try:
+        config = json.loads((resolved.path / "config.json").read_text(encoding="utf-8"))
+        tokenizer = AutoTokenizer.from_pretrained(resolved.path)
+    except (OSError, ValueError) as exc:
+        raise OlmesError(f"cannot load the tokenizer of {spec!r}: {_first_line(exc)}") from exc
+    return resolved, tokenizer, expects_bos(tokenizer, config.get("model_type", ""))
 
 
 def default_dtype(config: dict) -> torch.dtype:

@@ -12,6 +12,7 @@ the file and the instance.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +43,7 @@ from olmes.core.records import (
     ScoreSummary,
     SubjectStats,
     read_run_record,
+    write_score_summary,
 )
 from olmes.core.resources import file_sha256
 from olmes.requests.tasks import get_task
@@ -506,6 +508,18 @@ def partial_reasons(task: str, n_instances: int, limit: int | None, has_cf: bool
 
 
 # -- one model x task: the summary ------------------------------------------------------------------
+
+
+def write_scores(
+    predictions: pd.DataFrame, summary: ScoreSummary, predictions_path: Path, summary_path: Path
+) -> None:
+    """Write a model x task's predictions and its summary, which records the predictions file."""
+    write_predictions(predictions, predictions_path)
+    summary["predictions"] = {
+        "path": os.path.relpath(Path(predictions_path).resolve(), Path(summary_path).resolve().parent),
+        "sha256": file_sha256(Path(predictions_path)),
+    }
+    write_score_summary(summary_path, summary)
 
 
 def read_tables(

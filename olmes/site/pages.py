@@ -45,6 +45,15 @@ def slugify(name: str, taken: set[str]) -> str:
 # -- the engine's run record (olmes/logprobs/runner.py, run_record and score_file) -----------------
 
 RUN_HEADLINE = (
+    (
+        "Computed by",
+        "imported",
+        lambda imported: (
+            f"{imported['implementation']}"
+            + (f" at commit {imported['commit']}" if imported.get("commit") else "")
+            + ", imported (olmes import)"
+        ),
+    ),
     ("Revision", "model_revision", str),
     ("dtype", "dtype", str),
     ("Device", "device", str),
@@ -56,10 +65,19 @@ RUN_HEADLINE = (
 """(label, run record key, format) of what a leaderboard reader wants to know about a run."""
 
 
+ENGINE_ONLY = frozenset({"scoring_path", "tokens_forwarded", "peak_rss_bytes"})
+"""What only olmes's engine measures: an imported run's record has nothing true to show there."""
+
+
 def run_summary(record: dict | None) -> dict[str, str]:
     """The headline fields of a run record (those it has), formatted, by label."""
     record = record or {}
-    return {label: show(record[key]) for label, key, show in RUN_HEADLINE if record.get(key) is not None}
+    skipped = ENGINE_ONLY if "imported" in record else frozenset()
+    return {
+        label: show(record[key])
+        for label, key, show in RUN_HEADLINE
+        if record.get(key) is not None and key not in skipped
+    }
 
 
 def run_record_rows(record: dict | None) -> list[tuple[str, str]]:

@@ -8,7 +8,6 @@ then only recorded (SHA-256, run record) in the summary.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -17,10 +16,9 @@ import pandas as pd
 from olmes.cli.argtypes import positive_int
 from olmes.core.errors import OlmesError
 from olmes.core.outputs import CommandFiles, named
-from olmes.core.records import ScoreSummary, write_score_summary
-from olmes.core.resources import file_sha256
+from olmes.core.records import ScoreSummary
 from olmes.scoring.flags import task_flags
-from olmes.scoring.score import gather_predictions, score_task, summarize, write_predictions
+from olmes.scoring.score import gather_predictions, score_task, summarize, write_scores
 
 NAME = "score"
 HELP = "score one model on one task from its CF, pmi and MCF log-prob files"
@@ -76,12 +74,7 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
     if args.task is not None and summary["task"] != args.task:
         raise OlmesError(f"{args.cf or args.mcf} holds task {summary['task']!r}, not {args.task!r}")
-    write_predictions(predictions, args.predictions)
-    summary["predictions"] = {
-        "path": os.path.relpath(args.predictions.resolve(), args.summary.resolve().parent),
-        "sha256": file_sha256(args.predictions),
-    }
-    write_score_summary(args.summary, summary)
+    write_scores(predictions, summary, args.predictions, args.summary)
     print(_headline(summary), file=sys.stderr)
     for flag in task_flags(summary, predictions):
         print(f"olmes: warning: {summary['model']} {summary['task']}: {flag['message']}", file=sys.stderr)

@@ -82,6 +82,7 @@ class Task:
     key: str
     display_name: str
     short_name: str  # column head of the paper's tables and the leaderboard ("ARC-C")
+    oe_eval_name: str  # AI2's implementation's name of the task (for subject tasks: + "_<subject>")
     hf_path: str  # the hub dataset (docs/standard.md section 1); OLMES_HF_DATASETS_DIR may mirror it
     hf_name: str | None
     split: str
@@ -119,6 +120,14 @@ class Task:
                 "in sampled order)"
             )
         return f"all {self.split_size}"
+
+    @property
+    def oe_eval_names(self) -> dict[str, str | None]:
+        """AI2's implementation's task name of each part of this task, and the part's subject (None
+        where the task has none): ``arc_challenge``; ``mmlu_abstract_algebra``, ... per subject."""
+        if not self.subjects:
+            return {self.oe_eval_name: None}
+        return {f"{self.oe_eval_name}_{subject}": subject for subject in self.subjects}
 
     @property
     def dataset(self) -> str:

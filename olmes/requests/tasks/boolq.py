@@ -56,6 +56,7 @@ BOOLQ = YesNoPassage(
     key="boolq",
     display_name="BoolQ",
     short_name="BoolQ",
+    oe_eval_name="boolq",
     hf_path="aps/super_glue",
     hf_name="boolq",
     split="validation",

@@ -51,6 +51,7 @@ HELLASWAG = Completion(
     key="hellaswag",
     display_name="HellaSwag",
     short_name="HSwag",
+    oe_eval_name="hellaswag",
     hf_path="Rowan/hellaswag",
     hf_name=None,
     split="validation",

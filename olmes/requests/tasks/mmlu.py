@@ -61,6 +61,7 @@ MMLU = SubjectQuestions(
     key="mmlu",
     display_name="MMLU",
     short_name="MMLU",
+    oe_eval_name="mmlu",
     hf_path="cais/mmlu",
     hf_name=None,  # one hub config per subject
     split="test",

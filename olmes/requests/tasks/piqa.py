@@ -38,6 +38,7 @@ PIQA = GoalSolutions(
     key="piqa",
     display_name="PIQA",
     short_name="PIQA",
+    oe_eval_name="piqa",
     hf_path="ybisk/piqa",
     hf_name=None,
     split="validation",

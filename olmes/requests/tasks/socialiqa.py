@@ -36,6 +36,7 @@ SOCIALIQA = SituationQuestion(
     key="socialiqa",
     display_name="Social IQa",
     short_name="SIQA",
+    oe_eval_name="socialiqa",
     hf_path="allenai/social_i_qa",
     hf_name=None,
     split="validation",

@@ -46,6 +46,7 @@ WINOGRANDE = FillBlank(
     key="winogrande",
     display_name="WinoGrande",
     short_name="WinoG",
+    oe_eval_name="winogrande",
     hf_path="allenai/winogrande",
     hf_name="winogrande_xl",
     split="validation",

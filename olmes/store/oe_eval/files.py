@@ -1,0 +1,165 @@
+"""The run folder of AI2's OLMES implementation ("oe-eval": the ``olmes`` command of allenai/olmes).
+
+Per task of a run it writes ``task-NNN-<task>-metrics.json`` (the task's and model's configuration,
+``num_instances``, ``metrics``), ``task-NNN-<task>-predictions.jsonl`` (per instance, each choice's
+``sum_logits``, ``num_tokens``, ``num_chars``, ``is_greedy`` and, for a cloze run with unconditional
+requests, ``sum_logits_uncond``) and ``task-NNN-<task>-requests.jsonl`` (every request's exact
+context and continuation; the unconditional ones at ``doc_id`` + ``uncond_docid_offset``), and for
+the whole run ``metrics.json`` and ``metrics-all.jsonl`` (docs/oe-eval.md). This module reads and
+writes those files and names what corresponds to what; it computes no score.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from olmes.core.errors import OlmesError
+from olmes.core.methods import CF, MCF, MCF_METHOD, Formulation, cf_method
+from olmes.core.resources import file_sha256
+from olmes.requests.tasks import TASKS, Task
+
+IMPLEMENTATION = "oe-eval"
+EXPORTED = "olmes export"  # the implementation named in files olmes wrote (olmes export oe-eval)
+EXPORT_MARK = "olmes_export"  # the key of a metrics file olmes wrote, naming the olmes version
+UNCOND_OFFSET = 1_000_000  # its default metric_kwargs.uncond_docid_offset
+FORMULATIONS: dict[str, Formulation] = {"rc": CF, "mc": MCF}  # its name of a formulation -> ours
+REGIME = "olmes"  # the aliases of the OLMES standard's runs end in "::olmes"
+CF_METRICS = {"acc_raw": "none", "acc_per_token": "token", "acc_per_char": "char", "acc_uncond": "pmi"}
+"""Its cloze metrics -> our normalization."""
+FILE_KINDS = ("metrics.json", "requests.jsonl", "predictions.jsonl")
+_METRICS_FILE = re.compile(r"task-(\d+)-(.+)-metrics\.json")
+
+
+def metric_methods(formulation: Formulation) -> dict[str, str]:
+    """Its metrics of a formulation's run -> our scoring method's key."""
+    if formulation == MCF:
+        return {"acc_raw": MCF_METHOD.key}
+    return {metric: cf_method(norm).key for metric, norm in CF_METRICS.items()}
+
+
+def alias(task: Task, formulation: Formulation, subject: str | None) -> str:
+    """Its alias of one task part's run: ``arc_challenge:rc::olmes``, ``mmlu_anatomy:mc::olmes``."""
+    name = task.oe_eval_name if subject is None else f"{task.oe_eval_name}_{subject}"
+    short = next(key for key, value in FORMULATIONS.items() if value == formulation)
+    return f"{name}:{short}::{REGIME}"
+
+
+_PARTS = {name: (task, subject) for task in TASKS.values() for name, subject in task.oe_eval_names.items()}
+
+
+@dataclass
+class TaskRun:
+    """One task of a run folder: its three files, read."""
+
+    index: int
+    alias: str
+    task: Task
+    subject: str | None  # the subject of a task made of subjects
+    formulation: Formulation
+    metrics: dict[str, Any]  # the metrics file, whole
+    requests: list[dict[str, Any]]
+    predictions: list[dict[str, Any]]
+    paths: dict[str, Path]  # by file kind
+
+    @property
+    def uncond_offset(self) -> int:
+        kwargs = self.metrics.get("task_config", {}).get("metric_kwargs") or {}
+        return int(kwargs.get("uncond_docid_offset", UNCOND_OFFSET))
+
+    @property
+    def implementation(self) -> str:
+        return EXPORTED if EXPORT_MARK in self.metrics else IMPLEMENTATION
+
+    def files_sha256(self) -> dict[str, str]:
+        return {path.name: file_sha256(path) for path in self.paths.values()}
+
+
+def read_run(folder: Path) -> list[TaskRun]:
+    """Every OLMES task of a run folder, in the run's order; any other task is named and refused."""
+    if not folder.is_dir():
+        raise OlmesError(f"{folder} is not a folder; give the output folder of an oe-eval run")
+    found = sorted(
+        (int(m.group(1)), path) for path in folder.iterdir() if (m := _METRICS_FILE.fullmatch(path.name))
+    )
+    if not found:
+        raise OlmesError(
+            f"{folder} holds no task-NNN-<task>-metrics.json: not the output folder of an oe-eval run"
+        )
+    runs = [_task_run(index, path) for index, path in found]
+    seen: dict[str, Path] = {}
+    for run in runs:
+        if run.alias in seen:
+            raise OlmesError(
+                f"{folder}: task {run.alias} is there twice ({seen[run.alias].name}, "
+                f"{run.paths['metrics.json'].name}); import one run of it"
+            )
+        seen[run.alias] = run.paths["metrics.json"]
+    return runs
+
+
+def _task_run(index: int, metrics_path: Path) -> TaskRun:
+    metrics = _json(metrics_path)
+    config = metrics.get("task_config")
+    if not isinstance(metrics, dict) or not isinstance(config, dict):
+        raise OlmesError(f"{metrics_path}: no task_config; not a metrics file of oe-eval")
+    name = (config.get("metadata") or {}).get("alias") or metrics.get("task_name") or ""
+    task, subject, formulation = _olmes_task(name, metrics_path)
+    stem = metrics_path.name.removesuffix("metrics.json")
+    paths = {kind: metrics_path.with_name(stem + kind) for kind in FILE_KINDS}
+    for kind, path in paths.items():
+        if not path.is_file():
+            hint = " (run oe-eval with --save-raw-requests true)" if kind == "requests.jsonl" else ""
+            raise OlmesError(f"{path} is missing: olmes needs the {kind} of each task{hint}")
+    requests = _json_lines(paths["requests.jsonl"])
+    predictions = _json_lines(paths["predictions.jsonl"])
+    return TaskRun(index, name, task, subject, formulation, metrics, requests, predictions, paths)
+
+
+def _olmes_task(name: str, path: Path) -> tuple[Task, str | None, Formulation]:
+    """The task, subject and formulation of a run's task: its alias (``arc_challenge:rc::olmes``) or,
+    for a task given to oe-eval as a JSON spec (which gets no alias), its name (``arc_challenge``,
+    ``arc_challenge:mc``). Whether it is the standard's run is for its requests to show."""
+    base, *modifiers = name.partition("::")[0].split(":")
+    formulation = modifiers[0] if modifiers else "rc"
+    if base in _PARTS and formulation in FORMULATIONS and len(modifiers) <= 1:
+        task, subject = _PARTS[base]
+        return task, subject, FORMULATIONS[formulation]
+    raise OlmesError(
+        f"{path}: task {name!r} is not a run of an OLMES task (<task>:rc::olmes or <task>:mc::olmes of "
+        f"{', '.join(TASKS)}, MMLU per subject); olmes imports only those"
+    )
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise OlmesError(f"{path}: not readable JSON ({error})") from None
+
+
+def _json_lines(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except ValueError as error:
+                    raise OlmesError(f"{path}:{number}: not a JSON line ({error})") from None
+                if not isinstance(row, dict):
+                    raise OlmesError(f"{path}:{number}: not a JSON object")
+                rows.append(row)
+    except (OSError, UnicodeDecodeError) as error:
+        raise OlmesError(f"{path}: cannot be read ({error})") from None
+    return rows
+
+
+def task_file(folder: Path, index: int, name: str, kind: str) -> Path:
+    """Where oe-eval writes one file of a task: ``task-000-arc_challenge-metrics.json``."""
+    return folder / f"task-{index:03d}-{name}-{kind}"
