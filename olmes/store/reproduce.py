@@ -20,6 +20,7 @@ import pandas as pd
 from olmes.core.errors import OlmesError
 from olmes.core.records import REPRODUCTION_FORMAT, ReproductionReport, write_records
 from olmes.logprobs.models import prepare
+from olmes.logprobs.options import DTYPE_NAMES
 from olmes.logprobs.runner import hardware, score_file
 from olmes.scoring.score import score_task
 from olmes.store import publish as results_store
@@ -46,7 +47,8 @@ def reproduce(
     this machine's device (benchmarks/gpu_check.py compares other precisions)."""
     started = time.perf_counter()
     record = results_store.read_model_record(store, model)
-    plan = prepare(weights or record["spec"], dtype=dtype or record["dtype"], device=device)
+    stored = record["dtype"] if record["dtype"] in DTYPE_NAMES else None  # an import may not record it
+    plan = prepare(weights or record["spec"], dtype=dtype or stored, device=device)
     if weights is not None and plan.resolved.identity != record["revision"]:
         raise OlmesError(
             f"{weights} is not the weights of {model} in {store} ({plan.resolved.identity}, the store has "
