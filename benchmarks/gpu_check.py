@@ -29,10 +29,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.tiny_architectures
 
+from olmes.cli.model_check import check_pairs  # noqa: E402
 from olmes.core.resources import cache_dir  # noqa: E402
 from olmes.logprobs import engine  # noqa: E402
 from olmes.logprobs.architectures import LEAVES  # noqa: E402
-from olmes.logprobs.check import check_pairs  # noqa: E402
 from olmes.logprobs.models import load, prepare  # noqa: E402
 from olmes.logprobs.placement import Placement  # noqa: E402
 from olmes.store.reproduce import reproduce  # noqa: E402

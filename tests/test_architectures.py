@@ -21,6 +21,8 @@ from tests.test_engine import reference
 from tests.tiny_architectures import ARCHITECTURES as TINY
 from tests.tiny_architectures import build_tiny_architecture
 
+pytestmark = pytest.mark.slow  # 25 tiny models in float64
+
 TOLERANCE = 1e-5  # nats, float64 (eager attention still rounds its softmax in float32: up to 1e-6)
 EXPECTED_PATH = {
     name: LEAVES if name in ("mpt", "falcon_alibi", "bloom", "zamba2") else TREE for name in TINY

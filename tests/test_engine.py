@@ -371,6 +371,7 @@ def test_cli_reports_bad_input_on_one_line(llama_dir, tmp_path, capsys):
     assert capsys.readouterr().err.startswith("olmes: error: ")
 
 
+@pytest.mark.slow
 def test_sigterm_saves_finished_chunks_and_exits_with_one_line(tmp_path) -> None:
     """A job killed by the scheduler (SIGTERM) keeps what it scored so far, in the cache.
 

@@ -19,10 +19,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from olmes.cli.config import validate_config
 from olmes.cli.extras import extra_modules
-from olmes.core.config import validate_config
 from olmes.core.errors import OlmesError
 from tests.helpers import WORKFLOW_LIMIT, watched, workflow_environment, write_workflow_config
+
+pytestmark = pytest.mark.slow  # snakemake runs
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -201,7 +203,7 @@ import sys, yaml
 for name in {blocked!r}:
     sys.modules[name] = None
 from pathlib import Path
-from olmes.core.config import validate_config
+from olmes.cli.config import validate_config
 from olmes.core.errors import OlmesError
 config = yaml.safe_load(Path({str(REPO / "config" / "config.yaml")!r}).read_text())
 schema = Path({str(SCHEMA)!r})

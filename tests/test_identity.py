@@ -160,6 +160,7 @@ def _migrate():
     return runpy.run_path(str(REPO / "scripts" / "migrate_identity.py"))["migrate"]
 
 
+@pytest.mark.slow
 def test_the_migration_gives_the_committed_store_idempotently(tmp_path) -> None:
     old = _old_store(tmp_path / "store")
     migrate = _migrate()

@@ -18,6 +18,8 @@ import pytest
 from olmes.cli.extras import extra_modules, extra_providing
 from olmes.store import publish as store
 
+pytestmark = pytest.mark.slow  # a fresh venv
+
 REPO = Path(__file__).resolve().parent.parent
 LEFT_OUT_EXTRAS = ("models", "workflow")
 

@@ -16,6 +16,8 @@ import pytest
 from olmes.store.verify import verify_store
 from tests.test_blobs import olmes
 
+pytestmark = pytest.mark.slow  # the embedded SmolLM2 on real oe-eval runs
+
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data" / "oe_eval"
 STORE = REPO / "leaderboard"

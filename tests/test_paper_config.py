@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from olmes.core.config import validate_config
+from olmes.cli.config import validate_config
 from olmes.tables.reported import PAPER_MODELS, paper_table
 from tests.helpers import workflow_environment, write_workflow_config
 from tests.tiny_model import build_tiny_model
+
+pytestmark = pytest.mark.slow  # snakemake dry runs of the paper's configs
 
 REPO = Path(__file__).resolve().parent.parent
 PAPER_CONFIG = REPO / "config" / "paper.yaml"

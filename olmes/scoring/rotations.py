@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 
 from olmes.core.errors import OlmesError
+from olmes.core.methods import ROTATIONS
 from olmes.core.records import ROTATIONS_FORMAT, RotationsReport, read_format
 from olmes.requests.prompts import letter
-from olmes.requests.tasks import ROTATIONS
 from olmes.scoring.score import check_logprob_values, decide, input_record
 
 

@@ -45,6 +45,7 @@ from pathlib import Path, PurePosixPath
 from olmes import __version__
 from olmes.core.atomic import atomic_path, make_dir_public, write_json_atomic
 from olmes.core.errors import OlmesError
+from olmes.core.methods import REQUEST_SETS
 from olmes.core.records import (
     STORE_FORMAT,
     ModelIdentity,
@@ -61,7 +62,7 @@ from olmes.core.resources import file_sha256
 from olmes.logprobs.identity import missing_qualifiers, qualified_name, recorded_identity
 from olmes.requests.build import instance_rows, requests_of, task_instances
 from olmes.requests.prompts import STANDARD_VARIANT
-from olmes.requests.tasks import REQUEST_SETS, TASKS
+from olmes.requests.tasks import TASKS
 from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, read_rotation_report
 from olmes.store.blobs import BLOBS, LAYOUTS, blob_path, check_host, ignore_blobs, logprob_file
 from olmes.store.lock import LOCK_NAME, describe, is_leftover, staging_model, store_lock

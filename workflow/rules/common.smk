@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from olmes.core.atomic import write_text_atomic
-from olmes.core.config import validate_config
+from olmes.cli.config import validate_config
 from olmes.core.errors import OlmesError
 from olmes.store import publish as results_store
 from olmes.logprobs.models import DTYPES, SHORT_NAMES, default_dtype
@@ -19,7 +19,8 @@ from olmes.requests.prompts import STANDARD_VARIANT, VARIANTS
 from olmes.requests.build import request_sets
 from olmes.core.methods import METHODS, get_method, methods_for
 from olmes.scoring.rotations import ROTATIONS_SUFFIX
-from olmes.requests.tasks import REQUEST_SETS, ROTATIONS, TASKS
+from olmes.core.methods import REQUEST_SETS, ROTATIONS
+from olmes.requests.tasks import TASKS
 
 
 try:

@@ -37,6 +37,7 @@ def files(args: argparse.Namespace) -> CommandFiles:
 
 
 def run(args: argparse.Namespace) -> int:
+    from olmes.cli.model_check import check_pairs
     from olmes.core.atomic import write_json_atomic
     from olmes.logprobs.check import check_model, summary_line
     from olmes.logprobs.models import prepare
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     plan = prepare(
         args.model, args.dtype, args.device, split="never", trust_remote_code=args.trust_remote_code
     )
-    report = check_model(plan)
+    report = check_model(plan, check_pairs())
     if args.output is not None:
         write_json_atomic(args.output, report)
     print(f"olmes: {summary_line(report)}", file=sys.stderr)

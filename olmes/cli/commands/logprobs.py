@@ -159,9 +159,10 @@ def run(args: argparse.Namespace) -> int:
     )
     check = None
     if not plan.verified:  # an architecture no tiny-model test covers: compare the paths on it first
+        from olmes.cli.model_check import check_pairs
         from olmes.logprobs.check import check_model, summary_line
 
-        check = check_model(plan)
+        check = check_model(plan, check_pairs())
         print(f"olmes: {summary_line(check)}", file=sys.stderr)
     records = score_files(
         plan,

@@ -7,12 +7,13 @@ import sys
 
 from olmes.cli.argtypes import positive_int
 from olmes.core.errors import OlmesError
+from olmes.core.methods import REQUEST_SETS, ROTATIONS
 from olmes.core.outputs import CommandFiles, named
 from olmes.core.records import write_records
 from olmes.requests.build import instance_rows, requests_of, task_instances
 from olmes.requests.data import SOURCES
 from olmes.requests.prompts import STANDARD_VARIANT, VARIANTS
-from olmes.requests.tasks import REQUEST_SETS, ROTATIONS, get_task
+from olmes.requests.tasks import get_task
 
 NAME = "requests"
 HELP = "write the standard's requests of one task and request set as JSONL"

@@ -26,16 +26,6 @@ TASKS: dict[str, Task] = {
     )
 }  # fmt: skip
 
-FORMULATIONS = ("cf", "mcf")
-REQUEST_SETS = ("cf", "pmi", "mcf")
-"""The request files of a task: CF, the pmi baseline (CF's continuations after the bare context
-"Answer:", docs/standard.md section 4; only for tasks that score pmi) and MCF. Each is scored by
-its own log-prob job, so pmi's extra compute is a node of its own in the workflow."""
-ROTATIONS = "mcf_rot"
-"""The MCF request set of every other answer order: rotations 1..k-1 of each instance's choices
-(rotation r shows choices r, r+1, ... mod k, the gold letter moving with its choice; rotation 0 is
-the standard MCF set). Not part of the standard: a robustness measurement (``olmes rotations``)."""
-
 
 def get_task(key: str) -> Task:
     """The task registered under ``key``; an unknown key is a one-line error listing the known ones."""
@@ -45,4 +35,4 @@ def get_task(key: str) -> Task:
         raise OlmesError(f"unknown task {key!r}; known tasks: {', '.join(TASKS)}") from None
 
 
-__all__ = ["FORMULATIONS", "REQUEST_SETS", "ROTATIONS", "TASKS", "Instance", "Task", "get_task"]
+__all__ = ["TASKS", "Instance", "Task", "get_task"]

@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 from olmes.core.errors import OlmesError
+from olmes.core.methods import Normalization
 from olmes.requests import prompts
 from olmes.requests.prompts import STANDARD, Wording
 
@@ -87,7 +88,7 @@ class Task:
     hf_name: str | None
     split: str
     split_size: int  # rows of ``split`` (all subjects together for MMLU)
-    recommended_norm: str
+    recommended_norm: Normalization
     why_norm: str  # why the standard recommends ``recommended_norm`` here, for readers of the site
     has_pmi: bool  # the standard scores CF with unconditional (pmi) rows
     bundle: BundleArrow | BundleDump  # where the offline bundle keeps the split

@@ -1,12 +1,14 @@
 """The workflow's configuration: checked against its JSON schema, with one message naming the key.
 
+The workflow runs this check before any job (``workflow/rules/common.smk``); it reads the task
+registry, the prompt variants and the model specs, so it lives above those stages.
+
 Snakemake's own ``validate`` reports a whole schema dump; this gives the user one line that
 says which key is wrong and what it accepts, before any job runs.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ import jsonschema
 import yaml
 
 from olmes.core.errors import OlmesError
-from olmes.logprobs.options import SHORT_NAMES
+from olmes.logprobs.options import HUB_ID, SHORT_NAMES
 from olmes.requests.prompts import STANDARD_VARIANT, VARIANTS
 from olmes.requests.tasks import TASKS
 
@@ -64,8 +66,6 @@ def _check_robustness(config: dict[str, Any]) -> None:
             )
 
 
-# A hub id as `olmes logprobs` takes it, org/name[@revision]; olmes.logprobs.models uses this definition.
-HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+(@[\w./-]+)?$")
 LOCAL_PREFIXES = ("/", "./", "../", "~")
 
 

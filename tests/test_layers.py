@@ -1,0 +1,67 @@
+"""The layer contract (pyproject.toml, [tool.importlinter]) holds, and breaks on an upward import."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess:
+    """lint-imports on the ``olmes`` package found first in ``root`` (the contract of root's pyproject)."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache"], cwd=root, env=env, capture_output=True, text=True, check=False
+    )
+
+
+def test_every_stage_imports_only_the_stages_below_it():
+    result = lint_imports(REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Contracts: 1 kept, 0 broken." in result.stdout
+
+
+def test_an_upward_import_breaks_the_contract(tmp_path):
+    shutil.copytree(REPO / "olmes", tmp_path / "olmes", ignore=shutil.ignore_patterns("static", "fonts"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    errors = tmp_path / "olmes" / "core" / "errors.py"
+    errors.write_text(errors.read_text() + "\nfrom olmes.scoring import score  # noqa: E402,F401\n")
+    result = lint_imports(tmp_path)
+    assert result.returncode == 1, result.stdout
+    assert "olmes.core is not allowed to import olmes.scoring" in result.stdout
+    assert "olmes.core.errors -> olmes.scoring" in result.stdout
+
+
+def code_map() -> str:
+    """The README's code map: the stage table and the paragraphs after it."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    return readme[readme.index("| stage | code") : readme.index("### Running the workflow")]
+
+
+def test_the_readme_code_map_names_every_module():
+
+    text = code_map()
+    commands = REPO / "olmes" / "cli" / "commands"
+    missing = [
+        str(path.relative_to(REPO))
+        for path in sorted((REPO / "olmes").rglob("*.py"))
+        if path.name != "__init__.py"
+        and path.parent != commands  # one module per command: docs/commands.md has each
+        and not re.search(rf"[`/]{re.escape(path.name)}`", text)
+    ]
+    assert not missing, f"README's code map does not name {missing}"
+
+
+def test_docs_commands_names_every_command():
+    text = (REPO / "docs" / "commands.md").read_text(encoding="utf-8")
+    for path in sorted((REPO / "olmes" / "cli" / "commands").glob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        name = re.search(r'^NAME = "([\w-]+)"', path.read_text(encoding="utf-8"), re.M).group(1)
+        assert f"`olmes {name}" in text, f"docs/commands.md does not describe olmes {name} ({path.name})"
