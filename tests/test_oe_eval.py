@@ -273,3 +273,27 @@ def test_missing_log_probs_are_refused(tmp_path):
 
     err = refused(edited_copy(tmp_path, "task-000-arc_challenge-predictions.jsonl", edit), tmp_path)
     assert "sum_logits_uncond is None, not a log-prob" in err
+
+
+def test_a_model_name_that_is_no_folder_name_is_refused(tmp_path, capsys):
+    import yaml
+
+    from olmes.cli.argtypes import MODEL_NAME
+    from olmes.cli.main import main
+
+    with pytest.raises(SystemExit) as stopped:  # argparse's own one line
+        main(
+            [
+                "import",
+                "oe-eval",
+                str(FIRST20),
+                "--model",
+                "../elsewhere",
+                "--output",
+                str(tmp_path / "results"),
+            ]
+        )
+    assert stopped.value.code == 2 and "'../elsewhere' is not a model name" in capsys.readouterr().err
+    assert not (tmp_path / "results").exists()
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    assert schema["properties"]["models"]["propertyNames"]["pattern"] == MODEL_NAME.pattern

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 from olmes.core.errors import OlmesError
@@ -17,6 +18,19 @@ def positive_int(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive number of instances, got {value}")
     return value
+
+
+MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+"""A model's name: a folder of the results and the store (the config schema's ``models`` keys alike)."""
+
+
+def model_name(text: str) -> str:
+    """A model name that is one plain folder name (no ``/``, no leading dot)."""
+    if not MODEL_NAME.match(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a model name: letters, digits and . _ + - only, starting with a letter or digit"
+        )
+    return text
 
 
 def add_scores_argument(parser: argparse.ArgumentParser) -> None:

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from olmes.cli.argtypes import model_name
 from olmes.core.outputs import CommandFiles, named
 from olmes.requests.data import SOURCES
 
@@ -17,7 +18,9 @@ FORMATS = ("oe-eval",)
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("format", choices=FORMATS, help="whose results: oe-eval (AI2's olmes command)")
     parser.add_argument("run", type=Path, help="the run's output folder (task-NNN-<task>-*.json[l] files)")
-    parser.add_argument("--model", required=True, help="the model's name in the results and the store")
+    parser.add_argument(
+        "--model", required=True, type=model_name, help="the model's name in the results and the store"
+    )
     parser.add_argument(
         "--model-spec",
         help="the model as olmes names it (hub id, folder, short name), for its tokenizer and the store's "
