@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from olmes.core.records import LOGPROB_SCORED
 from olmes.requests.build import request_sets
 from olmes.requests.tasks import get_task
-from olmes.scoring.score import REQUIRED_COLUMNS
 
 # -- log-prob rows and files as the engine writes them -----------------------------------------------
 
@@ -106,7 +106,7 @@ def engine_logprobs(rows: list[dict], model: str, seed: int) -> pd.DataFrame:
                 frame.loc[cond & gold, "sum_logprob"] = -0.2
                 frame.loc[cond & ~gold, "sum_logprob"] = -12.0
                 frame.loc[~cond, "sum_logprob"] = -3.0
-    columns = [*REQUIRED_COLUMNS] + (["subject"] if "subject" in frame else [])
+    columns = [*LOGPROB_SCORED] + (["subject"] if "subject" in frame else [])
     return frame[columns]
 
 

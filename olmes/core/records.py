@@ -14,6 +14,7 @@ import os
 import types
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict, TypeVar, is_typeddict
 
@@ -88,6 +89,41 @@ class Placement(TypedDict):
 
 ScoringPath = Literal["tree", "leaves"]
 """The log-prob engine's two paths (olmes.logprobs.architectures says which a model takes)."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a Parquet format: its name, its Arrow type, and who needs it."""
+
+    name: str
+    arrow_type: str  # an Arrow type alias (pyarrow.type_for_alias): int64, string, bool, float64
+    scored: bool  # olmes predict, score and rotations read it (a file without it is refused)
+    optional: bool = False  # written only when the request rows have the field
+
+
+LOGPROB_COLUMNS: tuple[Column, ...] = (
+    Column("request_index", "int64", False),  # 0-based line number in the request file
+    Column("task", "string", True),
+    Column("formulation", "string", True),  # the request set: cf, pmi, mcf or mcf_rot
+    Column("instance_index", "int64", True),
+    Column("native_id", "string", True),  # the dataset's id, always as a string
+    Column("choice", "int64", True),
+    Column("label", "int64", True),
+    Column("unconditional", "bool", True),
+    Column("subject", "string", False, optional=True),
+    Column("rotation", "int64", False, optional=True),
+    Column("variant", "string", False, optional=True),
+    Column("sum_logprob", "float64", True),  # log P(continuation | context), nats
+    Column("num_tokens", "int64", True),
+    Column("num_chars", "int64", True),  # the continuation's characters, leading space included
+    Column("num_bytes", "int64", False),  # its UTF-8 bytes (files written before it lack it)
+    Column(
+        "is_greedy", "bool", False
+    ),  # every continuation token is the argmax; null for an import's pmi rows
+)
+"""The log-prob Parquet format (docs/file-formats.md), in its column order: written by
+:func:`olmes.logprobs.runner.write_parquet`, checked by :mod:`olmes.scoring.score`."""
+LOGPROB_SCORED = tuple(column.name for column in LOGPROB_COLUMNS if column.scored)
 
 
 class MetricComparison(TypedDict):

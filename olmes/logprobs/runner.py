@@ -17,14 +17,13 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from olmes import __version__
 from olmes.core.atomic import atomic_path
 from olmes.core.errors import OlmesError
-from olmes.core.records import RequestRow, RunRecord, read_records, write_run_record
+from olmes.core.records import LOGPROB_COLUMNS, RequestRow, RunRecord, read_records, write_run_record
 from olmes.core.resources import file_sha256
 from olmes.logprobs.cache import ChunkWriter, LogprobCache, request_key
 from olmes.logprobs.engine import MAX_INPUT_TOKENS, Scores, score
@@ -141,27 +140,23 @@ def _first_uncached(keys: list[bytes], known: dict) -> list[int]:
 
 
 def write_parquet(output: Path, requests: list[RequestRow], results: list[tuple[float, int, bool]]) -> None:
-    columns = {
-        "request_index": pa.array(np.arange(len(requests)), pa.int64()),
-        "task": pa.array([r["task"] for r in requests], pa.string()),
-        "formulation": pa.array([r["formulation"] for r in requests], pa.string()),
-        "instance_index": pa.array([r["instance_index"] for r in requests], pa.int64()),
-        "native_id": pa.array([str(r["native_id"]) for r in requests], pa.string()),
-        "choice": pa.array([r["choice"] for r in requests], pa.int64()),
-        "label": pa.array([r["label"] for r in requests], pa.int64()),
-        "unconditional": pa.array([r["unconditional"] for r in requests], pa.bool_()),
+    """The log-prob file of ``requests`` and their (sum_logprob, num_tokens, is_greedy) results, in the
+    columns of :data:`olmes.core.records.LOGPROB_COLUMNS`."""
+    computed = {
+        "request_index": range(len(requests)),
+        "native_id": [str(r["native_id"]) for r in requests],
+        "sum_logprob": [r[0] for r in results],
+        "num_tokens": [r[1] for r in results],
+        "num_chars": [len(r["continuation"]) for r in requests],
+        "num_bytes": [len(r["continuation"].encode("utf-8")) for r in requests],
+        "is_greedy": [r[2] for r in results],
     }
-    if any("subject" in r for r in requests):
-        columns["subject"] = pa.array([r.get("subject") for r in requests], pa.string())
-    if any("rotation" in r for r in requests):
-        columns["rotation"] = pa.array([r["rotation"] for r in requests], pa.int64())
-    if any("variant" in r for r in requests):
-        columns["variant"] = pa.array([r.get("variant") for r in requests], pa.string())
-    columns["sum_logprob"] = pa.array([r[0] for r in results], pa.float64())
-    columns["num_tokens"] = pa.array([r[1] for r in results], pa.int64())
-    columns["num_chars"] = pa.array([len(r["continuation"]) for r in requests], pa.int64())
-    columns["num_bytes"] = pa.array([len(r["continuation"].encode("utf-8")) for r in requests], pa.int64())
-    columns["is_greedy"] = pa.array([r[2] for r in results], pa.bool_())
+    columns = {}
+    for column in LOGPROB_COLUMNS:
+        if column.optional and not any(column.name in r for r in requests):
+            continue
+        values = computed.get(column.name) or [r.get(column.name) for r in requests]
+        columns[column.name] = pa.array(values, pa.type_for_alias(column.arrow_type))
     with atomic_path(output) as temp:
         pq.write_table(pa.table(columns), temp)
 

@@ -35,6 +35,7 @@ from olmes.core.methods import (
     methods_for,
 )
 from olmes.core.records import (
+    LOGPROB_SCORED,
     SCORES_FORMAT,
     BestOfTwo,
     BitsPerByte,
@@ -52,11 +53,6 @@ NEAR_TIE_NATS = 1e-4
 """Top-two score gap at or below which a decision counts as a near tie (batch size or hardware can
 flip it). Measured in the units of the score that decides: nats for none/pmi/MCF, nats per token or
 per character for token/char."""
-
-REQUIRED_COLUMNS = (
-    "task", "formulation", "instance_index", "native_id", "choice", "label", "unconditional",
-    "sum_logprob", "num_tokens", "num_chars",
-)  # fmt: skip
 
 
 # -- reading log-prob files -------------------------------------------------------------------------
@@ -120,7 +116,7 @@ def _read_frame(path: Path, request_set: str) -> tuple[pd.DataFrame, str]:
         frame = pd.read_parquet(path)
     except (OSError, ValueError) as error:
         raise OlmesError(f"{path}: cannot read log-prob Parquet ({error}); re-run the engine") from error
-    missing = [column for column in REQUIRED_COLUMNS if column not in frame.columns]
+    missing = [column for column in LOGPROB_SCORED if column not in frame.columns]
     if missing:
         raise OlmesError(f"{path}: missing column(s) {', '.join(missing)}; is this an engine log-prob file?")
     if frame.empty:

@@ -24,7 +24,7 @@ from pathlib import Path
 from olmes import __version__
 from olmes.core.atomic import atomic_dir, write_text_atomic
 from olmes.core.errors import OlmesError
-from olmes.core.methods import METHODS, cf_method
+from olmes.core.methods import METHODS
 from olmes.core.outputs import check_own_folder
 from olmes.core.records import (
     SITE_MANIFEST_FORMAT,
@@ -380,7 +380,7 @@ def _write_task_pages(out: _SiteWriter, data: SiteData, data_files: _DataFiles) 
         methods = data.task_methods(task)
         browser = {
             "task": task,
-            "recommended": cf_method(data.task_specs[task].recommended_norm).key,
+            "recommended": data.task_specs[task].recommended_method.key,
             "methods": methods,
             "method_labels": {method: METHODS[method].label for method in methods},
             "near_tie_nats": NEAR_TIE_NATS,

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from olmes import __version__
 from olmes.core.errors import OlmesError
-from olmes.core.methods import MCF, METHODS, cf_method
+from olmes.core.methods import MCF, METHODS
 from olmes.core.records import LeaderboardRow, LeaderboardTask, RowKind
 from olmes.core.resources import file_sha256
 from olmes.requests.tasks import TASKS
@@ -337,7 +337,7 @@ class SiteData:
             "split": spec.split,
             "instances": spec.instances_note,
             "norm": spec.recommended_norm,
-            "norm_formula": cf_method(spec.recommended_norm).formula,
+            "norm_formula": spec.recommended_method.formula,
             "why": spec.why_norm,
             "has_pmi": spec.has_pmi,
         }
@@ -352,7 +352,7 @@ class SiteData:
 
     def task_score_rows(self, task: str) -> list[dict]:
         rows = []
-        recommended = cf_method(self.task_specs[task].recommended_norm).key
+        recommended = self.task_specs[task].recommended_method.key
         task_methods = self.task_methods(task)  # once: it looks at every model
         for model in self.models:
             summary = self.scores.get(model.name, task)
@@ -556,7 +556,7 @@ class SiteData:
             summary = self.scores.get(model.name, task)
             if summary is None:
                 continue
-            recommended = cf_method(self.task_specs[task].recommended_norm).key
+            recommended = self.task_specs[task].recommended_method.key
             best = summary.get("best_of_two")
             methods = []
             for method in METHODS:
@@ -630,7 +630,7 @@ class SiteData:
 
     def subjects(self, task: str) -> tuple[list[dict], list[dict], list[dict]]:
         """Per-subject accuracies of a task: the table's columns, its rows, and rows for the chart."""
-        recommended = cf_method(self.task_specs[task].recommended_norm).key
+        recommended = self.task_specs[task].recommended_method.key
         columns, by_subject, chart_rows = [], {}, []
         for model in self.models:
             summary = self.scores.get(model.name, task)

@@ -17,7 +17,6 @@ import pandas as pd
 import yaml
 
 from olmes.core.errors import OlmesError
-from olmes.core.methods import cf_method
 from olmes.core.records import ModelIdentity, RotationsReport, ScoreSummary, read_score_summary
 from olmes.core.resources import file_sha256
 from olmes.logprobs.identity import recorded_identity
@@ -287,7 +286,7 @@ PARTIAL_NOTE = (
 
 
 def recommended_method(task: str) -> str:
-    return cf_method(TASKS[task].recommended_norm).key
+    return TASKS[task].recommended_method.key
 
 
 def method_accuracy(summary: ScoreSummary | None, method: str) -> float | None:

@@ -19,7 +19,7 @@ from importlib import resources
 from typing import Any
 
 from olmes.core.errors import OlmesError
-from olmes.core.methods import Normalization
+from olmes.core.methods import Method, Normalization, cf_method
 from olmes.requests import prompts
 from olmes.requests.prompts import STANDARD, Wording
 
@@ -121,6 +121,11 @@ class Task:
                 "in sampled order)"
             )
         return f"all {self.split_size}"
+
+    @property
+    def recommended_method(self) -> Method:
+        """The CF method of the recommended normalization: the CF half of the task's OLMES score."""
+        return cf_method(self.recommended_norm)
 
     @property
     def oe_eval_names(self) -> dict[str, str | None]:
