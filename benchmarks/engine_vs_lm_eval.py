@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from olmes.core.tasks import get_task
 from olmes.logprobs import engine
 from olmes.logprobs.models import load
 from olmes.requests.build import build_requests, request_sets
-from olmes.requests.tasks import get_task
 
 
 class TokenCounter:
@@ -159,7 +159,7 @@ def main() -> None:
     counter = TokenCounter(lm.model)
     report = {
         "model": args.model,
-        "model_revision": lm.resolved.identity,
+        "model_revision": lm.resolved.content_id,
         "dtype": "float32",
         "device": "cpu",
         "torch_threads": torch.get_num_threads(),

@@ -18,10 +18,10 @@ import argparse
 import json
 import time
 
+from olmes.core.tasks import TASKS
 from olmes.logprobs import engine
 from olmes.logprobs.models import load
 from olmes.requests.build import build_requests, request_sets
-from olmes.requests.tasks import TASKS
 
 
 def count(lm, task: str, formulation: str, pmi_everywhere: bool) -> dict:

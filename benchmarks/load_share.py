@@ -24,9 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from olmes.core.tasks import TASKS
 from olmes.logprobs.placement import GPU_FLOPS, RUN_TOKENS
 from olmes.requests.build import request_sets
-from olmes.requests.tasks import TASKS
 
 OLMES = [sys.executable, "-m", "olmes.cli.main"]
 ESTIMATED = {"7B": 7.24e9, "70B": 70.55e9}  # Mistral-7B, Llama-3-70B parameters

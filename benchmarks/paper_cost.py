@@ -25,10 +25,10 @@ from pathlib import Path
 
 import yaml
 
+from olmes.core.tasks import TASKS
 from olmes.logprobs.models import DTYPES
 from olmes.logprobs.placement import DEFAULT_GPU_MEMORY_GB, GPU_FLOPS, LOAD_BYTES_PER_S, gpus_needed
 from olmes.requests.build import request_sets
-from olmes.requests.tasks import TASKS
 
 BENCHMARKS = Path(__file__).resolve().parent
 ROTATION_FACTOR = 2.2

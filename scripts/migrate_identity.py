@@ -30,9 +30,9 @@ def with_identity(record: ModelRecord) -> ModelRecord:
     """``record`` with the identity of its weights, read from them here, and its display name
     qualified; refused when the spec resolves to other weights than the store's."""
     resolved = resolve(record["spec"])
-    if resolved.identity != record["revision"]:
+    if resolved.content_id != record["revision"]:
         raise OlmesError(
-            f"model {record['name']}: {record['spec']!r} resolves here to {resolved.identity}, the store "
+            f"model {record['name']}: {record['spec']!r} resolves here to {resolved.content_id}, the store "
             f"recorded {record['revision']}; migrate on a machine with the store's weights"
         )
     identity = model_identity(resolved, DTYPES[record["dtype"]])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.helpers import CHROMIUM, CHROMIUM_ARGS
@@ -33,3 +35,16 @@ def browser():
         )
         yield chromium
         chromium.close()
+
+
+@pytest.fixture
+def local_models(tmp_path, monkeypatch) -> Path:
+    """A folder (the current one) with a Hugging Face folder, a folder without config.json, a .gguf
+    file and a plain file: one local model spec of each kind, and two that are none."""
+    (tmp_path / "hf").mkdir()
+    (tmp_path / "hf" / "config.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "model.gguf").write_bytes(b"GGUF")
+    (tmp_path / "weights.bin").write_bytes(b"\0")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path

@@ -14,8 +14,8 @@ import pandas as pd
 import yaml
 
 from olmes.core.records import LOGPROB_SCORED
+from olmes.core.tasks import get_task
 from olmes.requests.build import request_sets
-from olmes.requests.tasks import get_task
 
 # -- log-prob rows and files as the engine writes them -----------------------------------------------
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from olmes.core.tasks import get_task
 from olmes.requests.build import build_requests, request_sets
-from olmes.requests.tasks import get_task
 from tests.reference import REFERENCE_VARIANTS, reference_rows
 
 WHOLE_DUMP_TASKS = sorted({task for task, _ in REFERENCE_VARIANTS} - {"arc_easy"})

@@ -132,19 +132,6 @@ def _config(spec: str) -> dict:
     return {**config, "models": {"M": {"spec": spec}}}
 
 
-@pytest.fixture
-def local_models(tmp_path, monkeypatch) -> Path:
-    """A folder (the current one) with a Hugging Face folder, a folder without config.json, a .gguf
-    file and a plain file."""
-    (tmp_path / "hf").mkdir()
-    (tmp_path / "hf" / "config.json").write_text("{}", encoding="utf-8")
-    (tmp_path / "bare").mkdir()
-    (tmp_path / "model.gguf").write_bytes(b"GGUF")
-    (tmp_path / "weights.bin").write_bytes(b"\0")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 @pytest.mark.parametrize(
     "spec",
     ["smollm2-135m", "gemma3-270m", "allenai/OLMo-2-0425-1B", "allenai/OLMo-2-0425-1B@a1b2c3d", "hf", "./hf",

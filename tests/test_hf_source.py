@@ -16,7 +16,7 @@ import pytest
 from olmes.core.errors import OlmesError
 from olmes.requests.build import build_requests
 from olmes.requests.data import load_instances, raw_rows
-from olmes.requests.tasks import TASKS, get_task
+from olmes.requests.tasks import TEMPLATES, get_template
 
 MIRRORED_TASKS = ["arc_challenge", "arc_easy", "boolq", "csqa", "hellaswag", "openbookqa", "piqa",
                   "socialiqa", "winogrande"]  # fmt: skip
@@ -40,7 +40,7 @@ def _write_readme(repo: Path, configs: dict[str, list[dict]]) -> None:
 
 def _mirror_configs(root: Path, task_key: str) -> dict[str, list[dict]]:
     """Write the task's splits under its repo; return its configs for the repo's README."""
-    task = get_task(task_key)
+    task = get_template(task_key)
     repo = root / task.hf_path
     configs = {}
     for subject in task.subjects[: len(MMLU_SUBJECTS)] or [None]:
@@ -57,7 +57,7 @@ def hub_mirror(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("hub")
     repos: dict[str, dict[str, list[dict]]] = {}
     for task_key in MIRRORED_TASKS + ["mmlu"]:  # ARC-Challenge and ARC-Easy share one repo
-        repos.setdefault(get_task(task_key).hf_path, {}).update(_mirror_configs(root, task_key))
+        repos.setdefault(get_template(task_key).hf_path, {}).update(_mirror_configs(root, task_key))
     for hf_path, configs in repos.items():
         _write_readme(root / hf_path, configs)
     return root
@@ -73,7 +73,7 @@ def hf_offline(monkeypatch, hub_mirror, tmp_path) -> Path:
 
 @pytest.mark.parametrize("task_key", MIRRORED_TASKS)
 def test_hf_source_gives_the_bundle_instances(hf_offline, task_key: str) -> None:
-    task = TASKS[task_key]
+    task = TEMPLATES[task_key]
     assert load_instances(task, "hf") == load_instances(task, "bundle")
 
 
@@ -93,11 +93,11 @@ def test_missing_hf_dataset_names_it_and_the_source(monkeypatch, tmp_path) -> No
     monkeypatch.setenv("OLMES_HF_DATASETS_DIR", str(tmp_path / "empty"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(OlmesError) as error:
-        load_instances(get_task("piqa"), "hf")
+        load_instances(get_template("piqa"), "hf")
     message = str(error.value)
     assert "ybisk/piqa" in message and "'hf'" in message and "\n" not in message
 
 
 def test_unknown_source_is_an_error() -> None:
     with pytest.raises(OlmesError, match="unknown data source 'hub'"):
-        load_instances(get_task("piqa"), "hub")
+        load_instances(get_template("piqa"), "hub")

@@ -24,7 +24,7 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess:
 def test_every_stage_imports_only_the_stages_below_it():
     result = lint_imports(REPO)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Contracts: 1 kept, 0 broken." in result.stdout
+    assert "Contracts: 2 kept, 0 broken." in result.stdout
 
 
 def test_an_upward_import_breaks_the_contract(tmp_path):
@@ -36,6 +36,20 @@ def test_an_upward_import_breaks_the_contract(tmp_path):
     assert result.returncode == 1, result.stdout
     assert "olmes.core is not allowed to import olmes.scoring" in result.stdout
     assert "olmes.core.errors -> olmes.scoring" in result.stdout
+
+
+def test_the_site_reading_a_prompt_template_breaks_the_contract(tmp_path):
+    """Tables, scoring and the site take the tasks' facts from core, never from the templates."""
+    shutil.copytree(REPO / "olmes", tmp_path / "olmes", ignore=shutil.ignore_patterns("static", "fonts"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    charts = tmp_path / "olmes" / "site" / "charts.py"
+    charts.write_text(
+        charts.read_text() + "\nfrom olmes.requests.tasks import TEMPLATES  # noqa: E402,F401\n"
+    )
+    result = lint_imports(tmp_path)
+    assert result.returncode == 1, result.stdout
+    assert "olmes.site is not allowed to import olmes.requests" in result.stdout
+    assert "Contracts: 1 kept, 1 broken." in result.stdout
 
 
 def code_map() -> str:

@@ -9,7 +9,7 @@ import pytest
 from olmes.core.errors import OlmesError
 from olmes.requests.build import build_requests
 from olmes.requests.data import load_instances
-from olmes.requests.tasks import get_task
+from olmes.requests.tasks import get_template
 
 # The public MMLU test-split sizes per subject (sum 14042).
 SUBJECT_COUNTS = {
@@ -104,7 +104,7 @@ def mmlu_requests() -> dict[str, list[dict]]:
 
 
 def test_mmlu_has_57_subjects_and_14042_instances_never_sampled() -> None:
-    instances = load_instances(get_task("mmlu"))
+    instances = load_instances(get_template("mmlu"))
     assert len(instances) == 14042
     assert Counter(instance.subject for instance in instances) == SUBJECT_COUNTS
     assert [i.subject for i in instances] == sorted(i.subject for i in instances)

@@ -26,7 +26,7 @@ def private_cache(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("no such model!", "bad model spec"),
+        ("no such model!", "unknown model short name"),
         ("missing/model.gguf", "does not exist"),
         (".", "no config.json"),
     ],
@@ -75,7 +75,7 @@ def test_hub_ids_resolve_to_a_pinned_commit(monkeypatch, tiny_dir):
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_download)
     resolved = models.resolve("HuggingFaceTB/SmolLM2-135M@v1.0")
     assert seen == {"repo_id": "HuggingFaceTB/SmolLM2-135M", "revision": "v1.0"}
-    assert resolved.kind == "hub" and resolved.identity == f"hub:HuggingFaceTB/SmolLM2-135M@{tiny_dir.name}"
+    assert resolved.kind == "hub" and resolved.content_id == f"hub:HuggingFaceTB/SmolLM2-135M@{tiny_dir.name}"
 
 
 def test_expects_bos_for_gemma_and_self_declared_tokenizers(tiny_dir):
@@ -128,4 +128,4 @@ def test_smollm2_short_name_converts_once(monkeypatch):
     assert sorted((cache_dir() / "models").iterdir()) == converted
     assert [path.stat().st_mtime_ns for path in converted] == stamps
     assert second.fingerprint == first.fingerprint
-    assert second.resolved.identity.startswith("gguf-sha256:")
+    assert second.resolved.content_id.startswith("gguf-sha256:")

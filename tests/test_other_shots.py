@@ -19,7 +19,7 @@ from importlib import resources
 import pytest
 
 from olmes.requests.data import load_instances, raw_rows
-from olmes.requests.tasks import TASKS
+from olmes.requests.tasks import TEMPLATES
 from olmes.requests.tasks.base import curated_fewshot
 
 LENGTH_TOLERANCE = 0.10
@@ -47,14 +47,14 @@ def _key(task, instance) -> tuple[str, tuple[str, ...]]:
 def _evaluated(key: str) -> tuple[frozenset, frozenset]:
     """Question+choices of the evaluated instances, and the questions of the whole evaluated split
     (the sampled tasks evaluate 1000 of its rows; the script avoids all of them)."""
-    task = TASKS[key]
+    task = TEMPLATES[key]
     evaluated = load_instances(task, "bundle", None)
     split = [task.standardize(row, index) for index, row in enumerate(raw_rows(task, "bundle", task.split))]
     return frozenset(_key(task, i) for i in evaluated), frozenset(_question(task, i) for i in split)
 
 
 def _shots(key: str):
-    task = TASKS[key]
+    task = TEMPLATES[key]
     return [task.standardize(row, index) for index, row in enumerate(VAR2[key])]
 
 
@@ -68,14 +68,14 @@ def test_every_task_is_included_or_excluded_with_a_reason():
     assert set(REQUIRED) <= set(INCLUDED)
     excluded = VAR2["_excluded"]
     assert set(INCLUDED).isdisjoint(excluded)
-    assert set(INCLUDED) | set(excluded) == set(TASKS)
+    assert set(INCLUDED) | set(excluded) == set(TEMPLATES)
     assert all(reason.strip() for reason in excluded.values())
     assert set(VAR2["_chosen"]) == set(INCLUDED)
 
 
 @pytest.mark.parametrize("key", INCLUDED)
 def test_five_rows_that_standardize_with_the_curated_gold_labels(key):
-    task, rows = TASKS[key], VAR2[key]
+    task, rows = TEMPLATES[key], VAR2[key]
     assert len(rows) == task.num_shots == 5
     shots, curated = _shots(key), task.curated_shots()
     assert Counter(shot.gold for shot in shots) == Counter(shot.gold for shot in curated)
@@ -99,7 +99,7 @@ def test_three_positions_replaced_two_kept_verbatim(key):
 
 @pytest.mark.parametrize("key", INCLUDED)
 def test_no_shot_is_an_evaluated_instance_or_another_shot(key):
-    task = TASKS[key]
+    task = TEMPLATES[key]
     by_key, by_question = _evaluated(key)
     shots = _shots(key)
     for shot in shots:
@@ -116,7 +116,7 @@ def test_no_shot_is_an_evaluated_instance_or_another_shot(key):
 
 @pytest.mark.parametrize("key", INCLUDED)
 def test_replacements_are_about_as_long_as_the_shots_they_replace(key):
-    task = TASKS[key]
+    task = TEMPLATES[key]
     shots, curated = _shots(key), task.curated_shots()
     records = {record["position"]: record for record in VAR2["_chosen"][key]["replacements"]}
     for position in REPLACED:
@@ -143,6 +143,6 @@ def test_replacements_are_about_as_long_as_the_shots_they_replace(key):
     ],
 )
 def test_pinned_cf_rendering_of_the_shot_3_replacement(key, rendered):
-    task = TASKS[key]
+    task = TEMPLATES[key]
     assert task.cf_shot(_shots(key)[2]) == rendered
     assert task.cf_shot(task.curated_shots()[2]) != rendered

@@ -16,7 +16,7 @@ import pytest
 from olmes.cli.main import main
 from olmes.core.methods import MCF, NORMALIZATIONS, cf_method
 from olmes.core.records import SCORES_FORMAT
-from olmes.requests.tasks import TASKS
+from olmes.core.tasks import TASKS
 from olmes.scoring import score as scoring
 from olmes.tables import paper as tables
 from olmes.tables import paper_check, paper_layouts, render, results
@@ -65,7 +65,7 @@ def summary(model: str, task: str, accuracies: dict, partial: bool = False) -> d
         "schema": SCORES_FORMAT, "model": model, "task": task, "display_name": TASKS[task].display_name,
         "recommended_norm": TASKS[task].recommended_norm, "n_instances": n, "full_count": n,
         "limit": None, "partial": partial, "partial_reasons": [], "methods": methods,
-        "best_of_two": scoring.olmes_result(methods, TASKS[task].recommended_norm),
+        "best_of_two": scoring.olmes_result(methods, TASKS[task]),
         "near_tie_nats": scoring.NEAR_TIE_NATS, "inputs": {},
     }  # fmt: skip
 

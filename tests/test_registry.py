@@ -1,7 +1,8 @@
 """The task registry is the one home of every per-task fact.
 
-A made-up task is added in one place (a record in ``TASKS``, plus its curated shots, which are data)
-and must then show up everywhere a task does: the config check, requests, scoring, tables and site.
+A made-up task is added in one place (a record in ``TASKS``, plus its template value in ``TEMPLATES``
+and its curated shots, which are data) and must then show up everywhere a task does: the config
+check, requests, scoring, tables and site.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from olmes.cli.config import validate_config
 from olmes.cli.main import main
 from olmes.core.errors import OlmesError
 from olmes.core.records import write_records
+from olmes.core.tasks import TASKS, Task
 from olmes.requests.build import build_requests, request_sets
-from olmes.requests.tasks import TASKS
+from olmes.requests.tasks import TEMPLATES
 from olmes.requests.tasks.base import curated_fewshot
 from olmes.requests.tasks.question_answer import CSQA
 from tests.helpers import engine_logprobs
@@ -39,8 +41,16 @@ def toy_task(monkeypatch):
         why_norm=WHY,
     )
     monkeypatch.setitem(TASKS, toy.key, toy)
+    monkeypatch.setitem(TEMPLATES, toy.key, toy)
     monkeypatch.setitem(curated_fewshot(), toy.key, curated_fewshot()["csqa"])
     return toy
+
+
+def test_every_task_has_a_template_made_from_its_registered_facts():
+    assert list(TEMPLATES) == list(TASKS)
+    for key, template in TEMPLATES.items():
+        facts = {fact.name: getattr(TASKS[key], fact.name) for fact in dataclasses.fields(Task)}
+        assert {name: getattr(template, name) for name in facts} == facts
 
 
 def test_config_schema_takes_its_task_list_from_the_registry(toy_task):

@@ -22,7 +22,7 @@ from markupsafe import escape
 from olmes.cli.main import main
 from olmes.core.records import LeaderboardRow, LeaderboardTask
 from olmes.core.resources import file_sha256
-from olmes.requests.tasks import TASKS
+from olmes.core.tasks import TASKS
 from olmes.tables.reported import (
     DAGGER,
     PAPER_DATA,

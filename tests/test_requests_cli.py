@@ -10,8 +10,9 @@ import pytest
 
 from olmes.cli.main import main
 from olmes.core.records import InstanceRow, RequestRow, read_records
+from olmes.core.tasks import TASKS
 from olmes.requests.data import load_instances
-from olmes.requests.tasks import TASKS, get_task
+from olmes.requests.tasks import get_template
 
 
 @pytest.mark.parametrize(
@@ -24,7 +25,7 @@ from olmes.requests.tasks import TASKS, get_task
     ],
 )
 def test_sampled_tasks_keep_the_sampled_order(task_key: str, first_native_ids: list | None) -> None:
-    instances = load_instances(get_task(task_key))
+    instances = load_instances(get_template(task_key))
     assert len(instances) == 1000
     if first_native_ids:
         assert [i.native_id for i in instances[: len(first_native_ids)]] == first_native_ids
@@ -34,7 +35,7 @@ def test_hellaswag_sample_positions_match_spec() -> None:
     """The first picks of docs/standard.md section 1 are split positions; HellaSwag's native id is ``ind``."""
     from olmes.requests.data import raw_rows
 
-    task = get_task("hellaswag")
+    task = get_template("hellaswag")
     rows = raw_rows(task, "bundle", task.split)
     position_of = {row["ind"]: position for position, row in enumerate(rows)}
     picks = [position_of[i.native_id] for i in load_instances(task)[:5]]
@@ -104,8 +105,8 @@ def test_tasks_command_lists_all_ten(capsys) -> None:
 
 
 def test_limit_keeps_the_first_instances() -> None:
-    full = load_instances(get_task("winogrande"))
-    assert load_instances(get_task("winogrande"), limit=7) == full[:7]
+    full = load_instances(get_template("winogrande"))
+    assert load_instances(get_template("winogrande"), limit=7) == full[:7]
     assert len(full) == 1267
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from olmes.cli.main import main
 from olmes.core.errors import OlmesError
+from olmes.core.tasks import TASKS
 from olmes.requests.build import requests_of, rotated, task_instances
-from olmes.requests.tasks import TASKS
 from olmes.scoring.rotations import analyze
 from tests.helpers import rotation_frames, write
 

@@ -13,8 +13,8 @@ import pytest
 
 from olmes.cli.main import main
 from olmes.core.errors import OlmesError
-from olmes.core.records import SCORES_FORMAT, olmes_score
-from olmes.requests.tasks import TASKS
+from olmes.core.records import PREDICTION_COLUMNS, SCORES_FORMAT, olmes_score
+from olmes.core.tasks import TASKS
 from olmes.scoring import score as scoring
 from tests.helpers import cf_files, instance_rows, mcf_rows, run_record, write
 
@@ -372,3 +372,21 @@ def test_bits_per_byte_of_the_gold_continuation(tmp_path):
     rows = [{k: v for k, v in row.items() if k != "num_bytes"} for row in rows]
     _, older = scoring.score_task("m", cf_path=write(tmp_path, "old.parquet", rows))
     assert "bpb" not in older  # a file from before num_bytes: no silent guess from characters
+
+
+def test_predictions_files_hold_exactly_the_declared_columns(tmp_path):
+    """The writer refuses a frame that is not the format; a reader refuses a file that lacks a
+    required column, in one line that says what to do."""
+    rows = instance_rows("boolq", "cf", 0, [" yes", " no"], [-1.2, -1.0], 0)
+    predictions, _ = scoring.score_task("m", **cf_files(tmp_path, "cf.parquet", rows))
+    path = tmp_path / "p.parquet"
+    scoring.write_predictions(predictions, path)
+    assert list(scoring.read_predictions_file(path).columns) == [c.name for c in PREDICTION_COLUMNS]
+    with pytest.raises(OlmesError, match="predictions not in the declared columns"):
+        scoring.write_predictions(predictions.drop(columns="top_gap"), tmp_path / "q.parquet")
+    assert not (tmp_path / "q.parquet").exists()
+    predictions.drop(columns=["label", "correct"]).to_parquet(tmp_path / "old.parquet")
+    with pytest.raises(
+        OlmesError, match=r"old.parquet: missing column\(s\) label, correct; is this an olmes"
+    ):
+        scoring.read_predictions_file(tmp_path / "old.parquet")

@@ -30,10 +30,10 @@ from olmes.cli.main import main
 from olmes.core.atomic import current_umask
 from olmes.core.errors import OlmesError
 from olmes.core.records import write_records
-from olmes.requests.tasks import TASKS, Instance
+from olmes.core.tasks import TASKS
+from olmes.requests.tasks import TEMPLATES, Instance
 from olmes.requests.tasks.base import curated_fewshot
-from olmes.site import build as site_build
-from olmes.site import charts
+from olmes.site import charts, registry
 from olmes.site.filters import sort_key
 from olmes.site.svg import SVG_NS, checked_svg, static_svg
 from olmes.tables.render import percent
@@ -100,7 +100,7 @@ def built(tmp_path_factory):
         patch.setattr(requests_module, "load_instances", lambda task, source, limit: _instances(task)[:limit])
         patch.setattr(requests_module, "fewshot_instances", _shots)
         requests = {}
-        for key, task in TASKS.items():
+        for key, task in TEMPLATES.items():
             counts[key] = len(_instances(task))
             for formulation in requests_module.request_sets(task):
                 rows = requests_module.build_requests(key, formulation)
@@ -346,6 +346,32 @@ def test_tables_of_an_older_olmes_are_refused(built, tmp_path):
         build_site([built["scores"]], tmp_path / "site", tables)
 
 
+def test_a_tables_file_with_a_wrong_field_type_is_refused(built, tmp_path):
+    """Every tables file the site reads is checked against its record: a wrong field is one error
+    naming the file and the field, nested fields included."""
+    from olmes.site.build import build_site
+
+    tables = tmp_path / "tables"
+    shutil.copytree(built["tables"], tables)
+    path = tables / "leaderboard.json"
+    written = json.loads(path.read_text())
+    written["records"][0]["tasks"]["boolq"]["score"] = "0.5"
+    path.write_text(json.dumps(written))
+    message = f"{path}: field 'records.0.tasks.boolq.score' of this LeaderboardTable is not float | None"
+    with pytest.raises(OlmesError, match=re.escape(message)):
+        build_site([built["scores"]], tmp_path / "site", tables)
+    assert not (tmp_path / "site").exists()
+
+    written["records"][0]["tasks"]["boolq"]["score"] = 0.5
+    path.write_text(json.dumps(written))
+    flags = tables / "flags.json"
+    flags.write_text(json.dumps({"flags": [{"model": "alpha", "task": "boolq", "code": "nan"}]}))
+    with pytest.raises(
+        OlmesError, match=re.escape(f"{flags}: not an olmes FlagsDocument: field 'flags.0.method' is missing")
+    ):
+        build_site([built["scores"]], tmp_path / "site", tables)
+
+
 def test_task_page_shows_the_pmi_baseline_requests(built):
     arc = (built["site"] / "tasks" / "arc_challenge.html").read_text(encoding="utf-8")
     assert "Unconditional (pmi) requests: context <code>Answer:</code>" in arc
@@ -376,7 +402,7 @@ def _browser_data(site: Path, task: str) -> dict:
 
 def test_instance_browser_data_matches_requests(built):
     data = _browser_data(built["site"], "winogrande")
-    task = TASKS["winogrande"]
+    task = TEMPLATES["winogrande"]
     first = _instances(task)[0]
     assert data["instances"][0]["c"] == list(first.choices)  # the options, not the shared continuation
     assert data["instances"][0]["q"] == first.fields["sentence"] and "_" in first.fields["sentence"]
@@ -667,13 +693,13 @@ def test_rebuild_reuses_the_unchanged_model_data(built, tmp_path, monkeypatch):
     """A site rebuilt after a model was added makes only that model's data files anew, copies the
     others from the previous site, and equals a site built from scratch byte for byte."""
     from olmes.site.build import build_site
-    from olmes.site.pages import SiteData
+    from olmes.site.predictions import BrowserData
 
     made = []
-    make = SiteData.browser_model_data
+    make = BrowserData.model_data
     monkeypatch.setattr(
-        SiteData,
-        "browser_model_data",
+        BrowserData,
+        "model_data",
         lambda self, name, task: made.append((name, task)) or make(self, name, task),
     )
     without_gamma = tmp_path / "scores"
@@ -866,7 +892,7 @@ def test_picker_adds_a_model_to_the_chart_and_its_table(built_top1, browser):
 @pytest.fixture(scope="module")
 def built_fold1(built, tmp_path_factory):
     """The same site with long tables from 2 rows on: each shows its first row until unfolded."""
-    return _site_with(built, tmp_path_factory.mktemp("fold1"), site_build, "TABLE_OPEN_ROWS", 1)
+    return _site_with(built, tmp_path_factory.mktemp("fold1"), registry, "TABLE_OPEN_ROWS", 1)
 
 
 def test_a_long_table_shows_its_first_rows_until_unfolded(built_fold1, browser):

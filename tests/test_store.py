@@ -7,6 +7,7 @@ hashes and labels, not the model.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -18,10 +19,12 @@ import pytest
 from olmes.cli.main import main
 from olmes.core.errors import OlmesError
 from olmes.core.records import olmes_score, write_records, write_run_record
+from olmes.core.tasks import TASKS, get_task
 from olmes.logprobs.runner import hardware, write_parquet
-from olmes.requests.tasks import TASKS, get_task
 from olmes.store import blobs
 from olmes.store import publish as store
+from olmes.store.checks import check_task
+from olmes.store.sources import sources
 from olmes.store.verify import verify_store
 from tests.helpers import run_record
 
@@ -64,7 +67,7 @@ def write_logprobs(folder: Path, model: str, request_set: str, rows, fingerprint
         model_fingerprint=fingerprint,
         hardware=hardware("cpu"),
         requests_file=str(requests),
-        requests_sha256=store.hashlib.sha256(requests.read_bytes()).hexdigest(),
+        requests_sha256=hashlib.sha256(requests.read_bytes()).hexdigest(),
         num_requests=len(rows),
     )
     write_run_record(logprobs, record)
@@ -228,9 +231,9 @@ def test_not_a_store_and_unknown_model_are_one_line_errors(tmp_path) -> None:
 def test_the_committed_store_is_canonical() -> None:
     """Every model x task in the repository's store passes publish's checks as it stands."""
     root = Path(__file__).resolve().parent.parent / "leaderboard"
-    for source in store.sources(root):
+    for source in sources(root):
         for task in source.tasks():
-            checked = store.check_task(source, task, "bundle", allow_partial=False)
+            checked = check_task(source, task, "bundle", allow_partial=False)
             assert not checked.summary["partial"]
             assert get_task(task).standard_count == checked.summary["n_instances"]
     assert set(store.model_names(root)) and set(TASKS) == {

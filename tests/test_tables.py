@@ -16,7 +16,7 @@ from olmes.core import records
 from olmes.core.errors import OlmesError
 from olmes.core.methods import cf_method
 from olmes.core.records import SCORES_FORMAT
-from olmes.requests.tasks import TASKS
+from olmes.core.tasks import TASKS
 from olmes.scoring import score as scoring
 from olmes.scoring.flags import chance_accuracy
 from olmes.site import inputs
@@ -34,7 +34,7 @@ def fake_summary(model: str, task: str, accuracies: dict[str, float], partial: b
         methods[name]["near_ties"] = 2
         if task == "mmlu":
             methods[name].update(micro_accuracy=accuracy - 0.01, subjects={"anatomy": {}, "virology": {}})
-    best = scoring.olmes_result(methods, TASKS[task].recommended_norm)
+    best = scoring.olmes_result(methods, TASKS[task])
     return {
         "schema": SCORES_FORMAT, "model": model, "task": task, "display_name": TASKS[task].display_name,
         "recommended_norm": TASKS[task].recommended_norm, "n_instances": 100, "full_count": 100,

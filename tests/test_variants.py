@@ -7,8 +7,8 @@ import pytest
 
 from olmes.cli.main import main
 from olmes.core.errors import OlmesError
+from olmes.core.tasks import TASKS
 from olmes.requests.build import request_sets, requests_of, task_instances
-from olmes.requests.tasks import TASKS
 
 
 def _first(task: str, request_set: str, variant: str) -> dict:

@@ -146,17 +146,55 @@ def test_a_model_folder_with_two_fingerprints_is_caught(leaderboard) -> None:
     ), found
 
 
+README_COLUMNS = ["model", "task", "OLMES", "CF (normalization)", "MCF", "score summary"]
+
+
+def write_readme(root: Path, columns: list[str], edit: dict[str, str] | None = None) -> Path:
+    """A README beside the store ``root`` whose table of published results has ``columns`` (in that
+    order) and one row, the store's OpenBookQA, with the cells of ``edit`` changed."""
+    summary = json.loads(summary_path(root).read_text())
+    link = f"[{TASK}.scores.json]({root.name}/models/{MODEL}/scores/{TASK}.scores.json)"
+    cells = {**readme_row(root, summary), "score summary": link, **(edit or {})}
+    readme = root.parent / "README.md"
+    table = [
+        f"| {' | '.join(columns)} |",
+        f"|{'---|' * len(columns)}",
+        f"| {' | '.join(cells[c] for c in columns)} |",
+    ]
+    readme.write_text("\n".join(["# results", "", *table]) + "\n")
+    return readme
+
+
 def test_a_readme_row_that_disagrees_with_the_store_is_caught(leaderboard) -> None:
-    summary = json.loads(summary_path(leaderboard).read_text())
-    link = f"[{TASK}.scores.json](leaderboard/models/{MODEL}/scores/{TASK}.scores.json)"
-    row = "| " + " | ".join([*readme_row(leaderboard, summary), link]) + " |"
-    readme = leaderboard.parent / "README.md"
-    readme.write_text(f"# results\n\n{row}\n")
+    write_readme(leaderboard, README_COLUMNS)
     assert problems_of(leaderboard) == []
-    olmes = row.split(" | ")[2]
-    readme.write_text(f"# results\n\n{row.replace(f' | {olmes} | ', ' | 99.9 | ', 1)}\n")
+    olmes = readme_row(leaderboard, json.loads(summary_path(leaderboard).read_text()))["OLMES"]
+    readme = write_readme(leaderboard, README_COLUMNS, {"OLMES": "99.9"})
     assert problems_of(leaderboard) == [
-        f"olmes: verify: {readme}: line 3, column 3: '99.9', the store says {olmes!r}"
+        f"olmes: verify: {readme}: line 5, column 3: '99.9', the store says {olmes!r}"
+    ]
+
+
+def test_a_readme_table_is_read_by_its_header_whatever_the_order_of_its_columns(leaderboard) -> None:
+    columns = ["score summary", "MCF", "task", "OLMES", "model", "CF (normalization)"]
+    write_readme(leaderboard, columns)
+    assert problems_of(leaderboard) == []
+    mcf = readme_row(leaderboard, json.loads(summary_path(leaderboard).read_text()))["MCF"]
+    readme = write_readme(leaderboard, columns, {"MCF": "12.3"})
+    assert problems_of(leaderboard) == [
+        f"olmes: verify: {readme}: line 5, column 2: '12.3', the store says {mcf!r}"
+    ]
+
+
+def test_the_readme_of_a_store_in_a_folder_of_any_name_is_checked(built, tmp_path) -> None:
+    root = tmp_path / "repo" / "published"
+    shutil.copytree(built, root)
+    write_readme(root, README_COLUMNS)
+    assert problems_of(root) == []
+    olmes = readme_row(root, json.loads(summary_path(root).read_text()))["OLMES"]
+    readme = write_readme(root, README_COLUMNS, {"OLMES": "99.9"})
+    assert problems_of(root) == [
+        f"olmes: verify: {readme}: line 5, column 3: '99.9', the store says {olmes!r}"
     ]
 
 

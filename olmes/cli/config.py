@@ -16,9 +16,9 @@ import jsonschema
 import yaml
 
 from olmes.core.errors import OlmesError
-from olmes.logprobs.options import HUB_ID, SHORT_NAMES
-from olmes.requests.prompts import STANDARD_VARIANT, VARIANTS
-from olmes.requests.tasks import TASKS
+from olmes.core.tasks import STANDARD_VARIANT, TASKS
+from olmes.logprobs.spec import parse_model_spec
+from olmes.requests.prompts import VARIANTS
 
 
 def _key_path(error: jsonschema.ValidationError) -> str:
@@ -66,46 +66,12 @@ def _check_robustness(config: dict[str, Any]) -> None:
             )
 
 
-LOCAL_PREFIXES = ("/", "./", "../", "~")
-
-
 def _check_model_spec(name: str, spec: str) -> None:
     """A spec is what ``olmes logprobs --model`` takes, checked here without loading anything (nor
-    torch) so that a wrong one stops the run before any job: a known short name; a local path, which
-    must be there (a spec that starts with /, ./, ../ or ~, ends with .gguf or names a folder here:
-    a Hugging Face folder with config.json, or a .gguf file); else a hub id, org/name[@revision],
-    checked when its log-prob job fetches it. Relative paths are from the folder snakemake runs in."""
-    if spec in SHORT_NAMES:
-        return
-    key = f"config key 'models.{name}.spec'"
-    path = Path(spec).expanduser()
-    where = "" if path.is_absolute() else f" (relative to {Path.cwd()})"
-    not_a_model = f"{key}: {spec} is a file, not a model folder (with config.json) or a .gguf file"
-    if spec.endswith(".gguf"):
-        if not path.is_file():
-            raise OlmesError(f"{key}: the GGUF file {spec} does not exist{where}")
-    elif spec.startswith(LOCAL_PREFIXES) or path.is_dir():
-        if not path.exists():
-            raise OlmesError(
-                f"{key}: the model folder {spec} does not exist{where}; give a Hugging Face folder "
-                "(with config.json), a .gguf file, a hub id org/name[@revision] or a short name"
-            )
-        if not path.is_dir():
-            raise OlmesError(not_a_model)
-        if not (path / "config.json").is_file():
-            raise OlmesError(f"{key}: the folder {spec} has no config.json (not a Hugging Face model)")
-    elif HUB_ID.match(spec):
-        return  # fetched, and so checked, by its log-prob job
-    elif path.exists():
-        raise OlmesError(not_a_model)
-    elif "/" in spec:
-        raise OlmesError(
-            f"{key}: {spec} does not exist{where} and is no hub id (org/name[@revision]); "
-            "write a local folder as ./path or /path"
-        )
-    else:
-        known = ", ".join(sorted(SHORT_NAMES))
-        raise OlmesError(
-            f"{key}: unknown model short name {spec!r}; "
-            f"known short names: {known} (or give a hub id, a local folder or a .gguf file)"
-        )
+    torch) so that a wrong one stops the run before any job (:func:`olmes.logprobs.spec.parse_model_spec`:
+    a local file or folder must be there; a hub id is checked when its log-prob job fetches it).
+    Relative paths are from the folder snakemake runs in."""
+    try:
+        parse_model_spec(spec)
+    except OlmesError as error:
+        raise OlmesError(f"config key 'models.{name}.spec': {error}") from error

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import functools
 
+from olmes.core.methods import CF, MCF, PMI
+
 CHECK_REQUESTS = (  # (task, request set, instances): 52 requests
-    ("arc_challenge", "cf", 3), ("arc_challenge", "pmi", 3), ("arc_challenge", "mcf", 3),
-    ("winogrande", "cf", 4), ("hellaswag", "cf", 2),
+    ("arc_challenge", CF, 3), ("arc_challenge", PMI, 3), ("arc_challenge", MCF, 3),
+    ("winogrande", CF, 4), ("hellaswag", CF, 2),
 )  # fmt: skip
 """A shared 5-shot prefix, an instance's choices, pmi rows, MCF letters, WinoGrande's shared
 continuation and HellaSwag's long continuations."""

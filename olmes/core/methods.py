@@ -1,8 +1,9 @@
 """The scoring methods: one registry that scoring, the predict jobs, flags, tables and the site iterate.
 
-A method turns a model x task's log-probs into one decision per instance. There are five: the cloze
-formulation (CF) under each of the four normalizations of docs/standard.md section 3, and the
-multiple-choice formulation (MCF). Words used throughout: a *formulation* is CF or MCF; a *request
+A method turns a model x task's log-probs into one decision per instance: it scores every choice
+(:meth:`Method.choice_scores`, the formula it states in words) and the best score wins. There are
+five: the cloze formulation (CF) under each of the four normalizations of docs/standard.md section 3,
+and the multiple-choice formulation (MCF). Words used throughout: a *formulation* is CF or MCF; a *request
 set* is a kind of request file (``cf``, ``pmi``, ``mcf``, ``mcf_rot``); a *method* is a formulation
 with, for CF, its normalization. Each method names the request sets it reads, so the workflow asks
 for exactly those files.
@@ -10,8 +11,10 @@ for exactly those files.
 
 from __future__ import annotations
 
+import string
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 from olmes.core.errors import OlmesError
 
@@ -35,35 +38,65 @@ ROTATIONS: RequestSet = "mcf_rot"
 the standard MCF set). Not part of the standard: a robustness measurement (``olmes rotations``)."""
 
 
+class ChoiceLogprobs(Protocol):
+    """What a method scores: one model x task's log-probs as instance x choice arrays (numpy), read
+    from one request set's file (:class:`olmes.scoring.score.ChoiceTable`)."""
+
+    path: Any  # the file, for messages
+    sum_logprob: Any  # log P(continuation | context), nats
+    num_tokens: Any
+    num_chars: Any  # the continuation's characters, leading space included
+    uncond_sum: Any | None  # log P(continuation | "Answer:"), where pmi rows were read
+
+
 @dataclass(frozen=True)
 class Method:
-    """One scoring method: its key in predictions and summaries, what it reads and how it is named."""
+    """One scoring method: its key in predictions and summaries, what it reads, how it is named and
+    how it scores a choice."""
 
     key: str
     formulation: Formulation
     normalization: Normalization | None  # None for MCF, which compares the letters' log-probs as they are
     label: str  # how every table, flag and page names it
     request_sets: tuple[RequestSet, ...]  # the log-prob files it reads
-    formula: str  # how a choice's score is computed
+    formula: str  # how a choice's score is computed, in words
+    score: Callable[[ChoiceLogprobs], Any]  # the formula: every instance x choice's score
 
     @property
     def is_mcf(self) -> bool:
         return self.formulation == MCF
 
+    def choice_scores(self, table: ChoiceLogprobs) -> Any:
+        """The score of every instance x choice (docs/standard.md section 3); the highest wins."""
+        return self.score(table)
 
-def _cf(normalization: Normalization, formula: str) -> Method:
+
+def _pmi(table: ChoiceLogprobs) -> Any:
+    if table.uncond_sum is None:
+        raise OlmesError(
+            f"{table.path}: pmi asked but no pmi log-prob file was given; make the task's pmi "
+            "requests (olmes requests --request-set pmi) and score them with the engine"
+        )
+    return table.sum_logprob - table.uncond_sum
+
+
+def _cf(normalization: Normalization, formula: str, score: Callable[[ChoiceLogprobs], Any]) -> Method:
     sets: tuple[RequestSet, ...] = (CF, PMI) if normalization == PMI else (CF,)
-    return Method(f"cf_{normalization}", CF, normalization, f"CF {normalization}", sets, formula)
+    return Method(f"cf_{normalization}", CF, normalization, f"CF {normalization}", sets, formula, score)
 
 
 METHODS: dict[str, Method] = {
     method.key: method
     for method in (
-        _cf("none", "sum of the continuation's token log-probs"),
-        _cf("token", "sum / number of continuation tokens"),
-        _cf("char", "sum / number of continuation characters, leading space included"),
-        _cf("pmi", 'sum - sum of the same continuation after the context "Answer:"'),
-        Method(MCF, MCF, None, "MCF", (MCF,), "log-prob of the answer letter"),
+        _cf("none", "sum of the continuation's token log-probs", lambda t: t.sum_logprob),
+        _cf("token", "sum / number of continuation tokens", lambda t: t.sum_logprob / t.num_tokens),
+        _cf(
+            "char",
+            "sum / number of continuation characters, leading space included",
+            lambda t: t.sum_logprob / t.num_chars,
+        ),
+        _cf("pmi", 'sum - sum of the same continuation after the context "Answer:"', _pmi),
+        Method(MCF, MCF, None, "MCF", (MCF,), "log-prob of the answer letter", lambda t: t.sum_logprob),
     )
 }
 """Every scoring method, in the order predictions, summaries and tables list them."""
@@ -90,3 +123,8 @@ MCF_METHOD = METHODS[MCF]
 def methods_for(request_sets: set[str] | frozenset[str] | tuple[str, ...]) -> list[Method]:
     """The methods whose every request set is among ``request_sets``, in the standard order."""
     return [method for method in METHODS.values() if set(method.request_sets) <= set(request_sets)]
+
+
+def letter(position: int) -> str:
+    """MCF's label of the choice at ``position``: A, B, C, ... whatever the dataset calls it."""
+    return string.ascii_uppercase[position]

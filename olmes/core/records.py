@@ -97,8 +97,8 @@ class Column:
 
     name: str
     arrow_type: str  # an Arrow type alias (pyarrow.type_for_alias): int64, string, bool, float64
-    scored: bool  # olmes predict, score and rotations read it (a file without it is refused)
-    optional: bool = False  # written only when the request rows have the field
+    required: bool  # its readers refuse a file without it (log-probs: olmes predict, score, rotations)
+    optional: bool = False  # written only when the request rows have the field (log-probs)
 
 
 LOGPROB_COLUMNS: tuple[Column, ...] = (
@@ -123,7 +123,26 @@ LOGPROB_COLUMNS: tuple[Column, ...] = (
 )
 """The log-prob Parquet format (docs/file-formats.md), in its column order: written by
 :func:`olmes.logprobs.runner.write_parquet`, checked by :mod:`olmes.scoring.score`."""
-LOGPROB_SCORED = tuple(column.name for column in LOGPROB_COLUMNS if column.scored)
+LOGPROB_SCORED = tuple(column.name for column in LOGPROB_COLUMNS if column.required)
+
+PREDICTION_COLUMNS: tuple[Column, ...] = (
+    Column("model", "large_string", True),
+    Column("task", "large_string", True),
+    Column("method", "large_string", True),  # a key of olmes.core.methods.METHODS
+    Column("instance_index", "int64", True),
+    Column("native_id", "large_string", True),
+    Column("subject", "large_string", True),  # null where the task has no subjects
+    Column("label", "int64", True),  # the gold choice
+    Column("num_choices", "int64", True),
+    Column("prediction", "int64", True),  # the choice with the best score
+    Column("correct", "bool", True),
+    Column("top_gap", "float64", True),  # best minus second-best score
+    Column("near_tie", "bool", True),  # top_gap <= the summary's near_tie_nats
+    Column("nonfinite", "bool", False),  # a choice scored NaN or infinite (files before it lack it)
+)
+"""The predictions Parquet format (docs/file-formats.md), one row per method x instance, in its column
+order: written by :func:`olmes.scoring.score.write_predictions`, read by
+:func:`olmes.scoring.score.read_predictions_file`."""
 
 
 class MetricComparison(TypedDict):
@@ -223,7 +242,7 @@ class BestOfTwo(TypedDict):
 
     score: float
     formulation: Formulation  # the winner; MCF only when strictly better
-    dagger: bool  # formulation == "mcf"
+    dagger: bool  # formulation is MCF
     method: str  # the winning method's key
     cf_method: str  # the recommended CF method's key
     cf_accuracy: float
@@ -411,7 +430,7 @@ class LeaderboardTask(TypedDict):
 
     score: float | None  # the best-of-two score; None when CF (recommended) or MCF was not scored
     stderr: float | None  # of the method that decided the score
-    formulation: Formulation | None  # the winner: "mcf" exactly where dagger
+    formulation: Formulation | None  # the winner: MCF exactly where dagger
     dagger: bool
     partial: bool
     cf_accuracy: float | None
@@ -479,6 +498,62 @@ class TablesIndex(TypedDict):
     reported: NotRequired[ReportedInput]  # only with reported rows (olmes tables --reported)
 
 
+class TableGroup(TypedDict):
+    """Rows of a table shown together: the leaderboard's partial runs, a paper layout's model family."""
+
+    label: str | None  # None: the table's first, unlabelled group
+    rows: list[list[str]]  # the cells as shown
+
+
+class TableLayout(TypedDict):
+    """A table of ``olmes tables`` as shown (``<tables>/<key>.json``, less its records): header, rows
+    in groups, and ``values``, the number behind each shown cell (what a page sorts by)."""
+
+    key: str
+    title: str
+    caption: str
+    header: list[str]
+    rows: list[list[str]]  # every group's rows, in order
+    groups: list[TableGroup]
+    values: list[list[float | None]]  # parallel to ``rows``
+    text_columns: int  # leading columns of text (names); the others are numbers
+    header_groups: list[list[str | int]] | None  # (label, columns spanned) above the header in LaTeX
+
+
+class TableDocument(TableLayout):
+    """``<tables>/<key>.json``: a table and its structured records (each table its own fields)."""
+
+    records: list[dict[str, Any]]
+
+
+class LeaderboardTable(TableLayout):
+    """``<tables>/leaderboard.json``: the leaderboard, its records checked field by field."""
+
+    records: list[LeaderboardRow]
+
+
+class FigureDocument(TypedDict):
+    """``<tables>/<key>.json`` of a figure (:mod:`olmes.tables.figures`): its data, a row per point."""
+
+    key: str
+    description: str
+    columns: list[str]
+    rows: list[dict[str, Any]]
+
+
+class ModelTaskFlag(TaskFlag):
+    """A flag of ``<tables>/flags.json``: whose result it concerns, and the flag."""
+
+    model: str
+    task: str
+
+
+class FlagsDocument(TypedDict):
+    """``<tables>/flags.json`` (``olmes tables``): every flag of every model x task."""
+
+    flags: list[ModelTaskFlag]
+
+
 Record = TypeVar(
     "Record",
     RequestRow,
@@ -489,6 +564,10 @@ Record = TypeVar(
     ReproductionReport,
     ModelRecord,
     TablesIndex,
+    TableDocument,
+    LeaderboardTable,
+    FigureDocument,
+    FlagsDocument,
 )
 
 

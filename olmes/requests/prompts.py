@@ -11,8 +11,10 @@ variant of the paper's Table 5 is a :class:`Variant`: a wording and a choice of 
 
 from __future__ import annotations
 
-import string
 from dataclasses import dataclass
+
+from olmes.core.methods import letter
+from olmes.core.tasks import VARIANT_NAMES
 
 SHOT_SEPARATOR = "\n\n"
 
@@ -44,19 +46,20 @@ class Variant:
     other_shots: bool = False
 
 
-STANDARD_VARIANT = "standard"
-VARIANTS = {
-    STANDARD_VARIANT: Variant(),
-    "var1": Variant(wording=VAR1_WORDING),
-    "var2": Variant(other_shots=True),
-    "var3": Variant(wording=VAR1_WORDING, other_shots=True),
-}
+VARIANTS = dict(
+    zip(
+        VARIANT_NAMES,
+        (
+            Variant(),
+            Variant(wording=VAR1_WORDING),
+            Variant(other_shots=True),
+            Variant(wording=VAR1_WORDING, other_shots=True),
+        ),
+        strict=True,
+    )
+)
+"""Each prompt variant's wording and shots, by its name (standard, var1, var2, var3)."""
 ANSWER_SUFFIX = STANDARD.answer_suffix  # "\nAnswer:", how the reference dumps' queries end
-
-
-def letter(position: int) -> str:
-    """The MCF label of the choice at ``position``: A, B, C, ... whatever the dataset calls it."""
-    return string.ascii_uppercase[position]
 
 
 def choice_lines(texts: list[str] | tuple[str, ...], wording: Wording = STANDARD) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from olmes.core.methods import get_method
+from olmes.core.methods import get_method, letter
 from olmes.core.records import ScoreSummary, TaskFlag
 from olmes.scoring.score import NEAR_TIE_NATS
 
@@ -70,7 +70,7 @@ def _method_flags(method: str, rows: dict[str, np.ndarray]) -> list[dict]:
     choice = int(np.argmax(counts))
     share = counts[choice] / n
     if n > 1 and share > ONE_ANSWER_SHARE:
-        answer = f"letter {chr(65 + choice)}" if get_method(method).is_mcf else f"choice {choice + 1}"
+        answer = f"letter {letter(choice)}" if get_method(method).is_mcf else f"choice {choice + 1}"
         flags.append(
             {
                 "code": "one_answer",

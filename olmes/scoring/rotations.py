@@ -20,9 +20,8 @@ import numpy as np
 import pandas as pd
 
 from olmes.core.errors import OlmesError
-from olmes.core.methods import ROTATIONS
+from olmes.core.methods import MCF, ROTATIONS, letter
 from olmes.core.records import ROTATIONS_FORMAT, RotationsReport, read_format
-from olmes.requests.prompts import letter
 from olmes.scoring.score import check_logprob_values, decide, input_record
 
 
@@ -33,7 +32,7 @@ def _read(path: Path, request_set: str) -> pd.DataFrame:
         raise OlmesError(f"{path}: cannot read log-prob Parquet ({error})") from error
     if frame.empty or set(frame["formulation"]) != {request_set}:
         raise OlmesError(f"{path}: not a {request_set} log-prob file")
-    if request_set == "mcf":
+    if request_set == MCF:
         frame = frame.assign(rotation=0)
     elif "rotation" not in frame.columns:
         raise OlmesError(f"{path}: no rotation column; make it with olmes requests --request-set mcf_rot")
@@ -44,7 +43,7 @@ def _read(path: Path, request_set: str) -> pd.DataFrame:
 def rotation_table(mcf_path: Path, rotations_path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     """(log-probs [instance, rotation, position], gold original choice, choices per instance, task);
     positions past an instance's k are NaN."""
-    frame = pd.concat([_read(Path(mcf_path), "mcf"), _read(Path(rotations_path), "mcf_rot")])
+    frame = pd.concat([_read(Path(mcf_path), MCF), _read(Path(rotations_path), ROTATIONS)])
     tasks = set(frame["task"])
     if len(tasks) != 1:
         raise OlmesError(f"{mcf_path} and {rotations_path} hold different tasks: {sorted(tasks)}")
@@ -106,7 +105,7 @@ def analyze(model: str, mcf_path: Path, rotations_path: Path) -> RotationsReport
             }
             for position in range(k_max)
         },
-        "inputs": {"mcf": input_record(Path(mcf_path)), ROTATIONS: input_record(Path(rotations_path))},
+        "inputs": {MCF: input_record(Path(mcf_path)), ROTATIONS: input_record(Path(rotations_path))},
     }
 
 

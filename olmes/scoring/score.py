@@ -27,7 +27,6 @@ from olmes.core.methods import (
     CF,
     MCF,
     METHODS,
-    NORMALIZATIONS,
     PMI,
     Method,
     cf_method,
@@ -36,6 +35,7 @@ from olmes.core.methods import (
 )
 from olmes.core.records import (
     LOGPROB_SCORED,
+    PREDICTION_COLUMNS,
     SCORES_FORMAT,
     BestOfTwo,
     BitsPerByte,
@@ -47,7 +47,7 @@ from olmes.core.records import (
     write_score_summary,
 )
 from olmes.core.resources import file_sha256
-from olmes.requests.tasks import get_task
+from olmes.core.tasks import Task, get_task
 
 NEAR_TIE_NATS = 1e-4
 """Top-two score gap at or below which a decision counts as a near tie (batch size or hardware can
@@ -86,7 +86,7 @@ class ChoiceTable:
 
 
 def read_logprobs(path: str | Path, request_set: str) -> ChoiceTable:
-    """Read and validate one engine log-prob file of the given request set ("cf" or "mcf")."""
+    """Read and validate one engine log-prob file of the given request set (CF or MCF)."""
     path = Path(path)
     frame, task = _read_frame(path, request_set)
     if frame["unconditional"].astype(bool).any():
@@ -264,25 +264,6 @@ def _unconditional(uncond: pd.DataFrame, table: ChoiceTable, path: Path) -> np.n
 # -- the normalizations and the decisions -----------------------------------------------------------
 
 
-def normalize(table: ChoiceTable, norm: str) -> np.ndarray:
-    """The CF score of every instance x choice under ``norm`` (the formulas of docs/standard.md section 3,
-    as each :class:`~olmes.core.methods.Method` states them)."""
-    if norm == "none":
-        return table.sum_logprob
-    if norm == "token":
-        return table.sum_logprob / table.num_tokens
-    if norm == "char":
-        return table.sum_logprob / table.num_chars
-    if norm == PMI:
-        if table.uncond_sum is None:
-            raise OlmesError(
-                f"{table.path}: pmi asked but no pmi log-prob file was given; make the task's pmi "
-                "requests (olmes requests --request-set pmi) and score them with the engine"
-            )
-        return table.sum_logprob - table.uncond_sum
-    raise OlmesError(f"unknown normalization {norm!r}; choose from {', '.join(NORMALIZATIONS)}")
-
-
 def decide(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Argmax per row (first index wins exact ties, as numpy and the reference do) and top-two gap.
 
@@ -311,7 +292,7 @@ def method_predictions(method: Method, table: ChoiceTable) -> pd.DataFrame:
     top_gap (best minus second-best score), near_tie (top_gap <= NEAR_TIE_NATS), nonfinite (a choice
     scored NaN or infinite; it never wins).
     """
-    scores = table.sum_logprob if method.is_mcf else normalize(table, method.normalization)
+    scores = method.choice_scores(table)
     is_choice = np.arange(scores.shape[1])[None, :] < table.num_choices[:, None]
     nonfinite = (is_choice & ~np.isfinite(scores)).any(axis=1)
     predictions, gaps = decide(np.where(is_choice & ~np.isfinite(scores), -np.inf, scores))
@@ -355,8 +336,14 @@ def gather_predictions(parts: list[pd.DataFrame]) -> pd.DataFrame:
 def write_predictions(predictions: pd.DataFrame, path: str | Path) -> None:
     """Write a predictions Parquet file (atomically) in the encoding git carries for every published
     model: zstd, dictionary-encoded ids and labels, byte-stream-split floats (``top_gap``). Read back,
-    it is the same frame as pandas' default encoding; the file is about 35% smaller."""
+    it is the same frame as pandas' default encoding; the file is about 35% smaller. Its columns are
+    :data:`~olmes.core.records.PREDICTION_COLUMNS`, checked before anything is written."""
     table = pa.Table.from_pandas(predictions, preserve_index=False)
+    declared = pa.schema(
+        [(column.name, pa.type_for_alias(column.arrow_type)) for column in PREDICTION_COLUMNS]
+    )
+    if not table.schema.equals(declared):
+        raise OlmesError(f"{path}: predictions not in the declared columns: {table.schema} vs {declared}")
     floats = [field.name for field in table.schema if pa.types.is_floating(field.type)]
     with atomic_path(path) as temp:
         pq.write_table(
@@ -367,6 +354,22 @@ def write_predictions(predictions: pd.DataFrame, path: str | Path) -> None:
             use_dictionary=[name for name in table.column_names if name not in floats],
             column_encoding=dict.fromkeys(floats, "BYTE_STREAM_SPLIT"),
         )
+
+
+def read_predictions_file(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
+    """A predictions file's rows (``columns`` only, where given), refused in one line when it is not
+    one or lacks a required column of :data:`~olmes.core.records.PREDICTION_COLUMNS`."""
+    try:
+        present = set(pq.read_schema(path).names)
+        missing = [c.name for c in PREDICTION_COLUMNS if c.required and c.name not in present]
+        if missing:
+            raise OlmesError(
+                f"{path}: missing column(s) {', '.join(missing)}; is this an olmes predictions file? "
+                "Re-run olmes score (or olmes predict)"
+            )
+        return pd.read_parquet(path, columns=columns)
+    except (OSError, ValueError) as error:
+        raise OlmesError(f"{path}: cannot read predictions ({error}); re-run olmes score") from error
 
 
 def check_same_instances(predictions: pd.DataFrame, cf_path: Path, mcf_path: Path) -> None:
@@ -470,9 +473,9 @@ def best_of_two(cf_accuracy: float, mcf_accuracy: float) -> tuple[float, str]:
     return (mcf_accuracy, MCF) if mcf_accuracy > cf_accuracy else (cf_accuracy, CF)
 
 
-def olmes_result(methods: dict[str, MethodStats], recommended_norm: str) -> BestOfTwo | None:
+def olmes_result(methods: dict[str, MethodStats], task: Task) -> BestOfTwo | None:
     """The best-of-two record of a task, or None when CF (recommended) or MCF was not scored."""
-    cf_key = cf_method(recommended_norm).key
+    cf_key = task.recommended_method.key
     if cf_key not in methods or MCF not in methods:
         return None
     cf_accuracy, mcf_accuracy = methods[cf_key]["accuracy"], methods[MCF]["accuracy"]
@@ -526,7 +529,7 @@ def read_tables(
         raise OlmesError("nothing to score: give a CF and/or an MCF log-prob file")
     if pmi_path is not None and cf_path is None:
         raise OlmesError(f"{pmi_path}: a pmi log-prob file is scored together with its CF file (--cf)")
-    cf = read_logprobs(cf_path, "cf") if cf_path is not None else None
+    cf = read_logprobs(cf_path, CF) if cf_path is not None else None
     if pmi_path is not None:
         read_pmi(pmi_path, cf)
     mcf = read_logprobs(mcf_path, MCF) if mcf_path is not None else None
@@ -582,7 +585,7 @@ def score_task(
     """
     cf, mcf = read_tables(cf_path, pmi_path, mcf_path)
     predictions = _labelled(predictions_frame(cf, mcf), model, (cf or mcf).task)
-    inputs = {"cf": cf_path, "pmi": pmi_path, "mcf": mcf_path}
+    inputs = {CF: cf_path, PMI: pmi_path, MCF: mcf_path}
     present = {request_set: Path(path) for request_set, path in inputs.items() if path is not None}
     return predictions, summarize(predictions, present, limit, require_pmi)
 
@@ -592,25 +595,25 @@ def summarize(
 ) -> ScoreSummary:
     """The summary of one model x task (docs/file-formats.md) from its predictions of every method.
 
-    ``inputs`` maps "cf", "pmi", "mcf" to the log-prob files the predictions came from (recorded with
+    ``inputs`` maps request sets (cf, pmi, mcf) to the log-prob files the predictions came from (recorded with
     their SHA-256 and run records). pmi is required when the task's standard has pmi requests, or
     with ``require_pmi`` (runs that ask for all four normalizations on every task). The caller adds
     the predictions file's location.
     """
     model = str(predictions["model"].iloc[0])
-    task = _single_value(predictions, "task", inputs.get("cf") or inputs["mcf"])
+    task = _single_value(predictions, "task", inputs.get(CF) or inputs[MCF])
     spec = get_task(task)
     found = set(predictions["method"])
-    if "cf" in inputs and (spec.has_pmi or require_pmi) and cf_method(PMI).key not in found:
+    if CF in inputs and (spec.has_pmi or require_pmi) and cf_method(PMI).key not in found:
         raise OlmesError(
-            f"{inputs['cf']}: pmi asked but no pmi log-prob file was given; make the task's pmi "
+            f"{inputs[CF]}: pmi asked but no pmi log-prob file was given; make the task's pmi "
             "requests (olmes requests --request-set pmi) and score them with the engine"
         )
-    if "cf" in inputs and "mcf" in inputs:
-        check_same_instances(predictions, inputs["cf"], inputs["mcf"])
+    if CF in inputs and MCF in inputs:
+        check_same_instances(predictions, inputs[CF], inputs[MCF])
     methods = method_stats(predictions, task)
     n_instances = int((predictions["method"] == predictions["method"].iloc[0]).sum())
-    reasons = partial_reasons(task, n_instances, limit, "cf" in inputs, "mcf" in inputs)
+    reasons = partial_reasons(task, n_instances, limit, CF in inputs, MCF in inputs)
     variant = prompt_variant(inputs)
     if variant is not None:
         reasons.append(f"prompt variant {variant}, not the standard's prompts")
@@ -626,14 +629,14 @@ def summarize(
         "partial": bool(reasons),
         "partial_reasons": reasons,
         "methods": methods,
-        "best_of_two": olmes_result(methods, spec.recommended_norm),
+        "best_of_two": olmes_result(methods, spec),
         "near_tie_nats": NEAR_TIE_NATS,
         "inputs": {request_set: input_record(path) for request_set, path in inputs.items()},
     }
     if variant is not None:
         summary["variant"] = variant
-    if "cf" in inputs:
-        bpb = bits_per_byte(read_logprobs(inputs["cf"], "cf"))
+    if CF in inputs:
+        bpb = bits_per_byte(read_logprobs(inputs[CF], CF))
         if bpb is not None:
             summary["bpb"] = bpb
     return summary

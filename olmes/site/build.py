@@ -4,8 +4,10 @@ The site is plain files with relative links: it works opened from disk (``file:/
 GitHub Pages, and loads nothing from another host (the vega files are shipped in ``static/``, the
 instance data is a ``<script>`` file per task, since browsers refuse ``fetch`` on ``file://``).
 All templates autoescape; dataset text reaches the page only through escaped HTML or, in the
-instance browser, through ``textContent``. What each page shows is gathered by
-:class:`olmes.site.pages.SiteData`; how values are written into a page, by :mod:`olmes.site.filters`.
+instance browser, through ``textContent``. The pages of the navigation are those of
+:data:`olmes.site.registry.PAGES`; what each page shows is gathered by its view (the registry's,
+:mod:`olmes.site.model_view`, :mod:`olmes.site.task_view`); how values are written into a page, by
+:mod:`olmes.site.filters`.
 
 The site is built in a temporary folder beside ``out`` and swapped in at the end, so a failed
 build leaves the previous site untouched and a finished one has no stale pages.
@@ -17,34 +19,39 @@ import hashlib
 import json
 import shutil
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from olmes import __version__
-from olmes.core.atomic import atomic_dir, write_text_atomic
+from olmes.core.atomic import atomic_dir
 from olmes.core.errors import OlmesError
 from olmes.core.methods import METHODS
 from olmes.core.outputs import check_own_folder
 from olmes.core.records import (
     SITE_MANIFEST_FORMAT,
+    ReproductionReport,
     SiteDataFile,
     SiteDataSource,
     SiteManifest,
     read_format,
 )
-from olmes.logprobs.identity import identity_facts, identity_line
-from olmes.requests.tasks import TASKS
+from olmes.core.tasks import TASKS
+from olmes.logprobs.identity import identity_line
 from olmes.scoring.score import NEAR_TIE_NATS
-from olmes.site import charts
+from olmes.site import charts, registry
+from olmes.site.downloads import leaderboard_csv, leaderboard_json
 from olmes.site.filters import FILTERS
 from olmes.site.inputs import load_requests, load_site_scores, read_reproduction
-from olmes.site.pages import SiteData, subject_table, subjects_csv
-from olmes.site.reported import paper_sections
-from olmes.site.svg import static_svg
-from olmes.tables.paper import table8_key
+from olmes.site.model_view import model_view
+from olmes.site.pages import SiteData, task_facts
+from olmes.site.predictions import BrowserData
+from olmes.site.registry import SiteInputs, navigation, site_pages
+from olmes.site.reported import reported_view
+from olmes.site.task_view import browser_models, browser_setup, task_methods, task_view
+from olmes.site.writer import SiteWriter
 from olmes.tables.render import DAGGER, MISSING, PARTIAL_MARK
-from olmes.tables.reported import PAPER_SOURCE, PAPER_URL
+from olmes.tables.reported import PAPER_SOURCE
 
 MARKER = ".olmes-site"
 MANIFEST = "olmes-manifest.json"  # what the per-model data files are made from (SiteManifest)
@@ -82,7 +89,7 @@ def environment():
         tasks_by_norm=_tasks_by_norm(),
         PAPER_SOURCE=PAPER_SOURCE,
         TOP_MODELS=charts.TOP_MODELS,
-        TABLE_OPEN_ROWS=TABLE_OPEN_ROWS,
+        TABLE_OPEN_ROWS=registry.TABLE_OPEN_ROWS,
     )
     return env
 
@@ -140,7 +147,7 @@ def _build_into(
     request_paths,
     models_file,
     title,
-    reproduction: list[dict],
+    reproduction: list[ReproductionReport],
 ) -> list[Path]:
     tables_out = root / "downloads" / "tables"
     scores, tables = load_site_scores(
@@ -150,149 +157,37 @@ def _build_into(
         _copy_tables(Path(tables_dir), tables_out)
     requests, instances = load_requests(request_paths)
     data = SiteData(scores, tables, requests, instances)
-    has_checkpoints = bool(tables.figures.get("figure1_checkpoints"))
+    inputs = SiteInputs(data, reproduction)
     common = {
         "site_title": title,
-        "nav": _navigation(data, has_checkpoints, bool(reproduction)),
+        "nav": navigation(inputs),
         "reproduction": reproduction,
         "tasks": data.tasks,
         "models": data.models,
-        "task_facts": {task: data.task_facts(task) for task in data.tasks},
+        "task_facts": {task: task_facts(task) for task in data.tasks},
         "tables": tables,
-        "has_checkpoints": has_checkpoints,
     }
     env = environment()
     env.filters["display_name"] = lambda name: data.by_name[name].display_name  # a model's, by its name
     identities = {info.name: info.identity for info in data.scores.models}  # None where not recorded
     env.filters["identity"] = lambda name: identity_line(identities.get(name))  # what it is, one line
-    out = _SiteWriter(root, env, common)
-    _write_overview_pages(out, data, has_checkpoints)
-    _write_model_pages(out, data, identities)
-    _write_reported_pages(out, data)
+    out = SiteWriter(root, env, common)
+    for page in site_pages(inputs):
+        out.page(page.path, page.template, **page.view(inputs, out))
+    for model in data.models:
+        out.page(
+            f"models/{model.slug}.html", "model.html", **model_view(data, model, identities.get(model.name))
+        )
+    for model in data.reported_models:
+        out.page(model.page, "reported.html", **reported_view(model))
     _write_task_pages(out, data, data_files)
     out.file(MANIFEST, data_files.manifest())
-    out.file("downloads/leaderboard.csv", data.leaderboard_csv())
-    out.file("downloads/leaderboard.json", data.leaderboard_json())
+    out.file("downloads/leaderboard.csv", leaderboard_csv(data))
+    out.file("downloads/leaderboard.json", leaderboard_json(data))
     out.written += _copy_static(root)
     out.file(".nojekyll", "")
     out.file(MARKER, f"built by olmes {__version__}\n")
     return out.written + sorted(p for p in tables_out.rglob("*") if p.is_file())
-
-
-class _SiteWriter:
-    """Writes the site's files under ``root`` (pages rendered with the ``common`` context) and keeps
-    the list of what it wrote."""
-
-    def __init__(self, root: Path, env, common: dict):
-        self.root, self.env, self.common = root, env, common
-        self.written: list[Path] = []
-
-    def file(self, relative: str, text: str) -> None:
-        path = self.root / relative
-        write_text_atomic(path, text)
-        self.written.append(path)
-
-    def page(self, relative: str, template: str, **context) -> None:
-        depth = relative.count("/")
-        context = {**self.common, "root": "../" * depth, "current": relative, **context}
-        self.file(relative, self.env.get_template(template).render(**context))
-
-
-def _navigation(data: SiteData, has_checkpoints: bool, has_reproduction: bool) -> list[tuple[str, str]]:
-    nav = [
-        ("index.html", "Leaderboard"),
-        ("normalization.html", "Normalization"),
-        ("cf-vs-mcf.html", "CF vs MCF"),
-    ]
-    nav += [(f"{task}.html", data.task_specs[task].display_name) for task in data.subject_tasks()]
-    if has_checkpoints:
-        nav.append(("checkpoints.html", "Checkpoints"))
-    nav.append(("robustness.html", "Robustness"))
-    if has_reproduction:
-        nav.append(("reproduction.html", "Reproduction"))
-    if _paper_checked(data):
-        nav.append(("paper-check.html", "Paper check"))
-    nav.append(("methods.html", "Methods"))
-    return nav
-
-
-def _paper_checked(data: SiteData) -> bool:
-    """Some evaluated model regenerates a paper model: the tables' paper check has a summary row."""
-    return bool(data.tables.get("paper_check_summary")["records"])
-
-
-def _write_overview_pages(out: _SiteWriter, data: SiteData, has_checkpoints: bool) -> None:
-    """The leaderboard and the pages of the paper's tables and figures."""
-    tables = data.tables
-    task_names = [data.task_specs[task].display_name for task in data.tasks]
-    weakest_first = [m.display_name for m in reversed(data.models) if not m.partial] + [
-        m.display_name for m in reversed(data.models) if m.partial
-    ]
-    ranking = [m.display_name for m in data.models]  # strongest first: who a chart draws first
-    rows = data.leaderboard_rows()
-    out.page("index.html", "leaderboard.html", rows=rows, inline_table_rows=INLINE_TABLE_ROWS)
-    out.page("normalization.html", "normalization.html")
-    figure2 = charts.figure2_spec(
-        tables.figures.get("figure2_cf_vs_mcf", []), weakest_first, task_names, data.chance(), ranking
-    )
-    out.page("cf-vs-mcf.html", "cf_mcf.html", figure2=_chart_data(out, "figure2", figure2))
-    for task in data.subject_tasks():
-        columns, subject_rows, chart_rows = data.subjects(task)
-        chart = _chart_data(out, f"{task}-subjects", charts.subjects_spec(chart_rows, ranking))
-        if chart is not None:
-            out.file(f"downloads/{task}_subjects.csv", subjects_csv(columns, subject_rows))
-            columns, subject_rows = subject_table(columns, subject_rows, chart.shown)
-        out.page(
-            f"{task}.html",
-            "subjects.html",
-            task=task,
-            table8_key=table8_key(task),
-            columns=columns,
-            subject_rows=subject_rows,
-            subjects_chart=chart,
-        )
-    if has_checkpoints:
-        figure1 = charts.figure1_spec(tables.figures["figure1_checkpoints"], task_names, ranking)
-        out.page("checkpoints.html", "checkpoints.html", figure1=_chart_data(out, "figure1", figure1))
-    letter_bias = charts.letter_bias_spec(tables.figures["letter_bias"], ranking)
-    out.page("robustness.html", "robustness.html", letter_bias=_chart_data(out, "letter-bias", letter_bias))
-    out.page("methods.html", "methods.html", bootstrap=tables.index.get("bootstrap", {}))
-    if out.common["reproduction"]:
-        out.page("reproduction.html", "reproduction.html")
-    if _paper_checked(data):
-        out.page("paper-check.html", "paper_check.html")
-
-
-def _chart_data(
-    out: _SiteWriter, chart_id: str, chart: charts.PickableChart | None
-) -> charts.PickableChart | None:
-    """Write ``charts/<chart_id>.js``, the rows of the models a reader can add to the chart (when
-    there are any), and return the chart for its page, with its first state drawn as SVG."""
-    if chart is None:
-        return None
-    if chart.others:
-        out.file(f"charts/{chart_id}.js", chart.data_script(chart_id))
-    return replace(chart, svg=static_svg(chart.spec, chart_id))
-
-
-def _write_model_pages(out: _SiteWriter, data: SiteData, identities: dict) -> None:
-    for model in data.models:
-        out.page(
-            f"models/{model.slug}.html",
-            "model.html",
-            model=model,
-            rows=data.model_rows(model),
-            comparisons=data.comparisons(model),
-            reasons=data.partial_reasons(model.name),
-            flags=data.flags(model.name),
-            identity=identity_facts(found) if (found := identities.get(model.name)) else None,
-        )
-
-
-def _write_reported_pages(out: _SiteWriter, data: SiteData) -> None:
-    """A page per reported model of the leaderboard: what the OLMES paper prints for it."""
-    for model in data.reported_models:
-        out.page(model.page, "reported.html", model=model, sections=paper_sections(model.name), url=PAPER_URL)
 
 
 BROWSER_PIECE_BYTES = 500_000
@@ -302,15 +197,6 @@ BROWSER_FIRST_PIECE_BYTES = 100_000
 screen (MMLU: about 150 instances, 15 screens); the others load after it."""
 BROWSER_DATA_FORMAT = 1
 """The layout of the browser's data files: a change that alters them for the same inputs bumps it."""
-DEFAULT_PICKS = 3
-"""How many models the instance browser shows at first: the task's best complete runs."""
-TABLE_OPEN_ROWS = 50
-"""A longer table (the leaderboard, a per-model table) shows this many rows until the reader unfolds it:
-the browser lays out only the rows shown, and 540 rows of 13 cells took it over a second."""
-INLINE_TABLE_ROWS = 200
-"""A table of comparisons (the leaderboard's paired bootstrap: a row per adjacent pair per task) is shown
-in the page up to this many rows; beyond, the page links its downloads (at 500 models it has 4,990 rows,
-megabytes the leaderboard would load before its first render)."""
 
 
 class _DataFiles:
@@ -322,7 +208,7 @@ class _DataFiles:
         self.entries: dict[str, SiteDataFile] = {}
         self.reused: list[str] = []
 
-    def write(self, out: _SiteWriter, relative: str, source: SiteDataSource, make) -> None:
+    def write(self, out: SiteWriter, relative: str, source: SiteDataSource, make) -> None:
         """``relative`` in ``out``: the previous site's copy when its sources are ``source``, else
         ``make()``; recorded for the manifest."""
         content = self._previous_copy(relative, source)
@@ -367,49 +253,32 @@ def _previous_data_files(out: Path) -> dict[str, SiteDataFile]:
         return {}
 
 
-def _write_task_pages(out: _SiteWriter, data: SiteData, data_files: _DataFiles) -> None:
+def _write_task_pages(out: SiteWriter, data: SiteData, data_files: _DataFiles) -> None:
     """Each task's page and its instance browser's data: the instances in pieces, one file per model
     (script files, since browsers refuse fetch on file://), loaded only when a reader picks the model."""
+    browser_data = BrowserData(data)
     for task in data.tasks:
-        instances = data.browser_instances(task)
+        instances = browser_data.instances(task)
         instance_files = []
         for number, text in enumerate(instance_scripts(instances)):
             instance_files.append(f"{task}/instances-{number}.js")
             out.file(f"tasks/{instance_files[-1]}", text)
-        models = _write_model_data(out, data, data_files, task)
-        methods = data.task_methods(task)
-        browser = {
-            "task": task,
-            "recommended": data.task_specs[task].recommended_method.key,
-            "methods": methods,
-            "method_labels": {method: METHODS[method].label for method in methods},
-            "near_tie_nats": NEAR_TIE_NATS,
-            "instance_files": instance_files,
-            "subjects": sorted({item["s"] for item in instances if "s" in item}),
-            "models": models,
-            "picked": [model["name"] for model in models if not model["partial"]][:DEFAULT_PICKS],
-        }
-        out.page(
-            f"tasks/{task}.html",
-            "task.html",
-            task=task,
-            facts=data.task_facts(task),
-            score_rows=data.task_score_rows(task),
-            methods=methods,
-            prompts=data.prompt_blocks(task),
-            n_instances=len(instances),
-            browser=browser,
-        )
+        models = _write_model_data(out, browser_data, data_files, task)
+        methods = task_methods(data, task)
+        browser = browser_setup(task, methods, instances, instance_files, models)
+        out.page(f"tasks/{task}.html", "task.html", **task_view(data, task, methods, browser, len(instances)))
 
 
-def _write_model_data(out: _SiteWriter, data: SiteData, data_files: _DataFiles, task: str) -> list[dict]:
+def _write_model_data(
+    out: SiteWriter, browser_data: BrowserData, data_files: _DataFiles, task: str
+) -> list[dict]:
     """The data file of each model scored on the task; the models as the picker lists them, each with
     its ``file`` (relative to the task page)."""
-    models = data.browser_models(task)
+    models = browser_models(browser_data.data, task)
     for model in models:
         model["file"] = f"{task}/models/{model.pop('slug')}.js"
         source: SiteDataSource = {
-            **data.browser_model_source(model["name"], task),
+            **browser_data.model_source(model["name"], task),
             "olmes_version": __version__,
             "data_format": BROWSER_DATA_FORMAT,
         }
@@ -417,7 +286,7 @@ def _write_model_data(out: _SiteWriter, data: SiteData, data_files: _DataFiles, 
             out,
             f"tasks/{model['file']}",
             source,
-            lambda name=model["name"]: model_script(name, data.browser_model_data(name, task)),
+            lambda name=model["name"]: model_script(name, browser_data.model_data(name, task)),
         )
     return models
 
@@ -444,7 +313,7 @@ def instance_scripts(
 
 
 def model_script(name: str, picks: dict) -> str:
-    """One model's data file: ``OLMES_BROWSER.addModel(name, picks)`` (``SiteData.browser_model_data``)."""
+    """One model's data file: ``OLMES_BROWSER.addModel(name, picks)`` (``BrowserData.model_data``)."""
     arguments = json.dumps([name, picks], ensure_ascii=False, separators=(",", ":"))[1:-1]
     return f"OLMES_BROWSER.addModel({arguments});\n"
 

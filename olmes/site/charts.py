@@ -17,10 +17,14 @@ from dataclasses import dataclass
 
 import altair as alt
 
+from olmes.core.methods import CF, MCF, MCF_METHOD, METHODS, Formulation, Method
+
 TOP_MODELS = 12
 """How many models (by the leaderboard's order) a chart draws before its reader picks more."""
 FULL_RUN = "full standard"
 PARTIAL_RUN = "partial (fewer instances)"
+FORMULATION_LABELS: dict[Formulation, str] = {CF: "CF", MCF: "MCF"}
+"""How the charts and the tables of the pages name the two formulations."""
 CF_COLOR = "#1f6f8b"
 MCF_COLOR = "#d1495b"
 NAME_LIMIT = 0
@@ -94,7 +98,7 @@ def _no_data() -> alt.Data:
 
 
 def _formulation_scale() -> alt.Scale:
-    return alt.Scale(domain=["CF", "MCF"], range=[CF_COLOR, MCF_COLOR])
+    return alt.Scale(domain=list(FORMULATION_LABELS.values()), range=[CF_COLOR, MCF_COLOR])
 
 
 def _long_rows(rows: list[dict], extra: tuple[str, ...] = ()) -> list[dict]:
@@ -102,17 +106,18 @@ def _long_rows(rows: list[dict], extra: tuple[str, ...] = ()) -> list[dict]:
     figure row."""
     out = []
     for row in rows:
-        for label, prefix in (("CF", "cf"), ("MCF", "mcf")):
-            accuracy = row.get(f"{prefix}_accuracy")
+        for formulation, label in FORMULATION_LABELS.items():
+            accuracy = row.get(f"{formulation}_accuracy")
             if accuracy is None:
                 continue
-            stderr = row.get(f"{prefix}_stderr") or 0.0
+            stderr = row.get(f"{formulation}_stderr") or 0.0
+            method = METHODS[row["cf_method"]] if formulation == CF else MCF_METHOD
             out.append(
                 {
                     "task": row["task_name"],
                     "model": row["display_name"],
                     "formulation": label,
-                    "method": row["cf_method"].removeprefix("cf_") if prefix == "cf" else "mcf",
+                    "method": _scoring(method),
                     "accuracy": round(100 * accuracy, 2),
                     "low": round(100 * (accuracy - stderr), 2),
                     "high": round(100 * (accuracy + stderr), 2),
@@ -121,6 +126,11 @@ def _long_rows(rows: list[dict], extra: tuple[str, ...] = ()) -> list[dict]:
                 }
             )
     return out
+
+
+def _scoring(method: Method) -> str:
+    """A method as a chart's tooltip names its scoring: CF by its normalization, MCF as itself."""
+    return method.normalization or method.key
 
 
 def figure2_spec(
@@ -271,7 +281,7 @@ def subjects_spec(rows: list[dict], ranking: list[str], top: int | None = None) 
                 ],
             )
             .properties(width=260, height=alt.Step(14))
-            .facet(column=alt.Column("formulation:N", title=None, sort=["CF", "MCF"]))
+            .facet(column=alt.Column("formulation:N", title=None, sort=list(FORMULATION_LABELS.values())))
         )
 
     return _pickable(data, "model", ranking, draw, top)

@@ -15,17 +15,22 @@
 
 from __future__ import annotations
 
-import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from olmes.core.errors import OlmesError
 from olmes.core.records import (
     REPRODUCTION_FORMAT,
+    FigureDocument,
+    FlagsDocument,
     InstanceRow,
+    LeaderboardTable,
+    ModelTaskFlag,
     ReproductionReport,
     RequestRow,
+    TableDocument,
     TablesIndex,
     iter_records,
     read_document,
@@ -36,20 +41,26 @@ from olmes.tables.figures import FIGURE_KEYS
 from olmes.tables.paper import TABLE_KEYS, build_tables, robustness_inputs
 from olmes.tables.results import ModelInfo, ScoreSet, load_scores
 
+Table = TypeVar("Table", TableDocument, LeaderboardTable)
+TABLE_RECORDS: dict[str, type] = {"leaderboard": LeaderboardTable}
+"""The tables whose records the site reads field by field: their record, beyond :class:`TableDocument`."""
+
 # -- scores and tables ------------------------------------------------------------------------------
 
 
 @dataclass
 class TableSet:
-    """The paper's tables as ``table_json`` dicts, the figure rows, and where they came from."""
+    """The tables folder of ``olmes tables``, each file checked against its record: the paper's
+    tables, the figure rows, the flags, and where they came from."""
 
-    tables: dict[str, dict]
+    tables: dict[str, TableDocument]
     figures: dict[str, list[dict]]
     folder: Path
-    index: dict = field(default_factory=dict)
-    flags: list[dict] = field(default_factory=list)  # flags.json: olmes/scoring/flags.py per model x task
+    index: TablesIndex
+    flags: list[ModelTaskFlag]  # flags.json: olmes/scoring/flags.py per model x task
+    leaderboard: LeaderboardTable
 
-    def get(self, key: str) -> dict | None:
+    def get(self, key: str) -> TableDocument | None:
         return self.tables.get(key)
 
 
@@ -84,6 +95,8 @@ def _models_from_index(scores: ScoreSet, listed: list[dict]) -> list[ModelInfo]:
 
 
 def read_tables(folder: Path) -> TableSet:
+    """Every file of a tables folder that the site shows, each checked against its record: a file
+    of another olmes, or none, is one error that names it (and the field that is wrong)."""
     folder = Path(folder)
     index_path = folder / "index.json"
     if not index_path.is_file():
@@ -91,22 +104,32 @@ def read_tables(folder: Path) -> TableSet:
             f"{folder}: no index.json; build the tables first with `olmes tables --out {folder}`"
         )
     index = read_document(index_path, TablesIndex)
-    tables, figures = {}, {}
-    for key in TABLE_KEYS:
-        path = folder / f"{key}.json"
-        if not path.is_file():
-            raise OlmesError(f"{path} missing; re-run `olmes tables --out {folder}`")
-        tables[key] = _read_json(path)
-        if "values" not in tables[key]:
-            raise OlmesError(f"{path} was written by an older olmes; re-run `olmes tables --out {folder}`")
+    tables = {key: _read_table(folder, key, TABLE_RECORDS.get(key, TableDocument)) for key in TABLE_KEYS}
+    figures = {}
     for key in FIGURE_KEYS:
         path = folder / f"{key}.json"
-        figures[key] = _read_json(path).get("rows", []) if path.is_file() else []
+        figures[key] = read_document(path, FigureDocument)["rows"] if path.is_file() else []
     flags_path = folder / "flags.json"
     if not flags_path.is_file():
         raise OlmesError(f"{flags_path} missing (older tables); re-run `olmes tables --out {folder}`")
-    flags = _read_json(flags_path)["flags"]
-    return TableSet(tables=tables, figures=figures, folder=folder, index=index, flags=flags)
+    flags = read_document(flags_path, FlagsDocument)["flags"]
+    return TableSet(tables, figures, folder, index, flags, tables["leaderboard"])
+
+
+def _read_table(folder: Path, key: str, kind: type[Table]) -> Table:
+    """``<folder>/<key>.json``, checked as ``kind``. Tables before olmes wrote ``values`` (the number
+    behind each cell) are named as such: re-running olmes tables is the fix."""
+    path = folder / f"{key}.json"
+    if not path.is_file():
+        raise OlmesError(f"{path} missing; re-run `olmes tables --out {folder}`")
+    try:
+        return read_document(path, kind)
+    except OlmesError as error:
+        if "'values' is missing" in str(error):
+            raise OlmesError(
+                f"{path} was written by an older olmes; re-run `olmes tables --out {folder}`"
+            ) from None
+        raise
 
 
 def check_tables_match(scores: ScoreSet, tables: TableSet) -> None:
@@ -136,13 +159,6 @@ def check_tables_match(scores: ScoreSet, tables: TableSet) -> None:
 def read_reproduction(path: str | Path) -> ReproductionReport:
     """A report of ``olmes reproduce``: the store's first instances recomputed on some machine."""
     return read_format(path, ReproductionReport, REPRODUCTION_FORMAT, "run olmes reproduce")
-
-
-def _read_json(path: Path):
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise OlmesError(f"{path}: cannot read JSON ({error})") from error
 
 
 # -- requests and instances -------------------------------------------------------------------------

@@ -8,10 +8,12 @@ those that have rows for it, the printed strings unchanged, a task key shown as 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 from olmes.core.errors import OlmesError
-from olmes.requests.tasks import TASKS
-from olmes.tables.reported import MODEL_PAGE_TABLES, PaperModelTable, paper_value
+from olmes.core.tasks import TASKS
+from olmes.site.pages import SiteModel
+from olmes.tables.reported import MODEL_PAGE_TABLES, PAPER_URL, PaperModelTable, paper_value
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,18 @@ class PaperSection:
     header: list[str]
     rows: list[list[str]]
     numeric: list[bool]  # per column: every cell a number (aligned and shown as one)
+
+
+class ReportedView(TypedDict):
+    """What ``reported.html`` receives."""
+
+    model: SiteModel
+    sections: list[PaperSection]
+    url: str  # the paper's
+
+
+def reported_view(model: SiteModel) -> ReportedView:
+    return {"model": model, "sections": paper_sections(model.name), "url": PAPER_URL}
 
 
 def paper_sections(model: str) -> list[PaperSection]:

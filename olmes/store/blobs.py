@@ -15,8 +15,8 @@ from pathlib import Path
 from olmes.core.atomic import write_text_atomic
 from olmes.core.errors import OlmesError
 from olmes.core.records import read_score_summary
+from olmes.store.layout import BLOBS, GITIGNORE, LOGPROBS, SCORES, logprob_name, model_folder, summary_name
 
-BLOBS = "blobs"  # the store's folder of external log-prob files (git ignores it)
 LAYOUTS = ("external", "in-store")  # where publish puts log-prob files (olmes publish --logprobs)
 HOST_SCHEMES = ("http", "https", "file")
 
@@ -42,15 +42,15 @@ def logprob_file(store: str | Path, folder: str | Path, name: str, sha256: str) 
 
 def model_logprob_file(store: str | Path, model: str, task: str, request_set: str) -> Path:
     """A store model's standard log-prob file, found by the SHA-256 its score summary records."""
-    folder = Path(store) / "models" / model
-    summary = read_score_summary(folder / "scores" / f"{task}.scores.json")
+    folder = model_folder(store, model)
+    summary = read_score_summary(folder / SCORES / summary_name(task))
     sha256 = summary["inputs"][request_set]["sha256"]
-    return logprob_file(store, folder / "logprobs", f"{task}.{request_set}.parquet", sha256)
+    return logprob_file(store, folder / LOGPROBS, logprob_name(task, request_set), sha256)
 
 
 def ignore_blobs(store: str | Path) -> None:
     """``<store>/.gitignore`` lists ``/blobs/`` (its other lines are kept): external files stay out of git."""
-    path = Path(store) / ".gitignore"
+    path = Path(store) / GITIGNORE
     line = f"/{BLOBS}/"
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
     if line not in text.splitlines():

@@ -21,7 +21,9 @@ from olmes.core.records import read_score_summary
 from olmes.core.resources import file_sha256
 from olmes.scoring.rotations import ROTATIONS_KIND, read_rotation_report
 from olmes.store.blobs import blob_path, check_host, host_url
-from olmes.store.publish import sources, store_record
+from olmes.store.layout import logprob_name
+from olmes.store.reading import store_record
+from olmes.store.sources import sources
 
 TIMEOUT_S = 60  # per request: a host that does not answer is given up for the next
 
@@ -59,7 +61,7 @@ def external_files(store: Path, models: list[str] | None = None) -> list[NamedFi
     found: dict[str, NamedFile] = {}
     for source in sources(store, models):
         places = [
-            (source.logprobs, task, read_score_summary(source.scores / f"{task}.scores.json")["inputs"])
+            (source.logprobs, task, read_score_summary(source.summary_path(task))["inputs"])
             for task in source.tasks()
         ]
         for result in source.robustness(store):
@@ -67,7 +69,7 @@ def external_files(store: Path, models: list[str] | None = None) -> list[NamedFi
             places.append((result.logprobs, result.task, read(result.path)["inputs"]))
         for folder, task, inputs in places:
             for request_set, entry in inputs.items():
-                path = folder / f"{task}.{request_set}.parquet"
+                path = folder / logprob_name(task, request_set)
                 if not path.is_file():
                     found.setdefault(entry["sha256"], NamedFile(path, entry["sha256"]))
     return list(found.values())

@@ -25,10 +25,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from olmes.core.atomic import write_json_atomic
 from olmes.core.records import RunRecord, read_document, read_score_summary, write_score_summary
 from olmes.scoring.rotations import ROTATIONS_SUFFIX, read_rotation_report
-
-SCORES = "scores"  # a model folder's standard score summaries (their log-probs are in LOGPROBS)
-LOGPROBS = "logprobs"
-RUN_SUFFIX = ".run.json"
+from olmes.store.layout import LOGPROBS, RUN_SUFFIX, SCORES, SUMMARY_SUFFIX, logprob_name
 
 
 def portable_spec(spec: str) -> str:
@@ -56,7 +53,7 @@ def portable_inputs(inputs: dict, task: str, folder: str) -> dict:
     return {
         request_set: {
             **entry,
-            "path": f"{folder}/{task}.{request_set}.parquet",
+            "path": f"{folder}/{logprob_name(task, request_set)}",
             "run": None if entry["run"] is None else portable_run(entry["run"]),
         }
         for request_set, entry in inputs.items()
@@ -72,7 +69,7 @@ def logprob_folder(document: PurePosixPath) -> str:
 
 def is_provenance(name: str) -> bool:
     """Whether a file of this name has a store form (otherwise it is copied byte for byte)."""
-    return name.endswith((".scores.json", ROTATIONS_SUFFIX, RUN_SUFFIX))
+    return name.endswith((SUMMARY_SUFFIX, ROTATIONS_SUFFIX, RUN_SUFFIX))
 
 
 def write_portable(source: Path, target: Path, relative: PurePosixPath) -> None:

@@ -12,9 +12,10 @@ import pandas as pd
 
 from olmes.core.errors import OlmesError
 from olmes.core.records import olmes_score, read_score_summary
-from olmes.requests.tasks import TASKS
+from olmes.core.tasks import TASKS
 from olmes.scoring.flags import task_flags
-from olmes.store.publish import read_model_record
+from olmes.store.layout import SCORES, model_folder, summary_name
+from olmes.store.reading import read_model_record
 from olmes.store.verify import Changes, Verification, model_averages, old_model_record
 
 SHOWN_PROBLEMS = 50  # problem lines the summary lists (all are in the job's log)
@@ -81,7 +82,7 @@ def _model_section(root: Path, model: str, kind: str, averages: dict[str, float 
     lines = [f"#### {_text(display)} (`{_text(model)}`): {kind}", "", f"OLMES average: **{stated}**", ""]
     lines += ["| task | OLMES | partial | flags |", "|---|---|---|---|"]
     for task in TASKS:
-        path = root / "models" / model / "scores" / f"{task}.scores.json"
+        path = model_folder(root, model) / SCORES / summary_name(task)
         if path.is_file():
             lines.append(_task_row(path))
     return [*lines, ""]

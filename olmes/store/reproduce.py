@@ -23,8 +23,10 @@ from olmes.logprobs.models import prepare
 from olmes.logprobs.options import DTYPE_NAMES
 from olmes.logprobs.runner import hardware, score_file
 from olmes.scoring.score import score_task
-from olmes.store import publish as results_store
 from olmes.store.blobs import model_logprob_file
+from olmes.store.canonical import canonical_requests
+from olmes.store.layout import LOGPROBS, REQUESTS, logprob_name, requests_name
+from olmes.store.reading import read_model_record
 
 KEY = ["instance_index", "choice", "unconditional"]
 
@@ -46,12 +48,12 @@ def reproduce(
     content hash, the run records' revision). ``dtype`` and ``device`` default to the store's dtype and
     this machine's device (benchmarks/gpu_check.py compares other precisions)."""
     started = time.perf_counter()
-    record = results_store.read_model_record(store, model)
+    record = read_model_record(store, model)
     stored = record["dtype"] if record["dtype"] in DTYPE_NAMES else None  # an import may not record it
     plan = prepare(weights or record["spec"], dtype=dtype or stored, device=device)
-    if weights is not None and plan.resolved.identity != record["revision"]:
+    if weights is not None and plan.resolved.content_id != record["revision"]:
         raise OlmesError(
-            f"{weights} is not the weights of {model} in {store} ({plan.resolved.identity}, the store has "
+            f"{weights} is not the weights of {model} in {store} ({plan.resolved.content_id}, the store has "
             f"{record['revision']}); give the folder or file it was published from"
         )
     loaded = plan.load()
@@ -60,10 +62,10 @@ def reproduce(
         first = min(limit, entry["limit"] or limit)  # a partial result holds only its own first instances
         mine, theirs = {}, {}
         for request_set in entry["requests_sha256"]:
-            rows = list(results_store.canonical_requests(task, request_set, first, "bundle"))
-            requests_path = workdir / "requests" / f"{task}.{request_set}.jsonl"
+            rows = list(canonical_requests(task, request_set, first, "bundle"))
+            requests_path = workdir / REQUESTS / requests_name(task, request_set)
             write_records(rows, requests_path)
-            mine[request_set] = workdir / "logprobs" / f"{task}.{request_set}.parquet"
+            mine[request_set] = workdir / LOGPROBS / logprob_name(task, request_set)
             score_file(loaded, rows, requests_path, mine[request_set], cache_root, use_cache=False)
             theirs[request_set] = _store_subset(store, model, task, request_set, first, workdir)
         tasks.append({"instances": first, **_compare_task(model, task, mine, theirs)})
@@ -87,7 +89,7 @@ def reproduce(
 def _store_subset(store: Path, model: str, task: str, request_set: str, limit: int, workdir: Path) -> Path:
     """The store's log-prob rows of the first ``limit`` instances, as a log-prob file of their own."""
     frame = pd.read_parquet(model_logprob_file(store, model, task, request_set))
-    path = workdir / "store" / f"{task}.{request_set}.parquet"
+    path = workdir / "store" / logprob_name(task, request_set)
     path.parent.mkdir(parents=True, exist_ok=True)
     frame[frame["instance_index"] < limit].to_parquet(path, index=False)
     return path

@@ -30,35 +30,52 @@ from pathlib import Path
 import pandas as pd
 
 from olmes.core.errors import OlmesError
+from olmes.core.methods import CF, MCF, MCF_METHOD, ROTATIONS, get_method
 from olmes.core.records import olmes_score, read_score_summary
 from olmes.core.resources import file_sha256
-from olmes.requests.tasks import TASKS
+from olmes.core.tasks import TASKS
 from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, analyze, read_rotation_report
 from olmes.scoring.score import partial_reasons, score_task
-from olmes.store.blobs import BLOBS, blob_path
-from olmes.store.lock import LOCK_NAME, describe, is_leftover, is_stale, read_holder, staging_model
-from olmes.store.portable import LOGPROBS, SCORES
-from olmes.store.publish import (
+from olmes.store.blobs import blob_path
+from olmes.store.canonical import task_files
+from olmes.store.checks import check_robustness, check_task
+from olmes.store.layout import (
+    BLOBS,
+    GITIGNORE,
+    LOGPROBS,
     MODEL_RECORD,
+    MODELS,
     ROBUSTNESS,
-    RobustnessResult,
-    Source,
-    check_robustness,
-    check_task,
-    model_infos,
-    read_model_record,
-    score_paths,
-    store_record,
-    task_files,
+    RUN_SUFFIX,
+    SCORES,
+    STORE_RECORD,
+    SUMMARY_SUFFIX,
+    TASK_FILES,
+    logprob_name,
+    model_folder,
+    model_record_path,
+    models_folder,
+    run_record_name,
+    store_record_path,
+    summary_name,
+    summary_tasks,
+    task_files_folder,
 )
+from olmes.store.lock import LOCK_NAME, describe, is_leftover, is_stale, read_holder, staging_model
+from olmes.store.reading import model_infos, read_model_record, score_paths, store_record
+from olmes.store.sources import RobustnessResult, Source, store_source
 from olmes.tables.results import ModelInfo, load_scores
 
+README = "README.md"  # beside a store: its table of published results, when it has one, is checked
 README_AVERAGES = "OLMES average over the 10 tasks:"  # the README line stating Table 4's averages
+README_LINK = "score summary"  # the header of the README table's column linking each row's summary
+TABLE_RULE = re.compile(r"^:?-+:?$")  # a cell of the line under a Markdown table's header
+LINK = re.compile(r"\]\(([^)\s]+)\)")
 RECORD_FIELDS = {"instances": "n_instances", "limit": "limit", "partial": "partial"}  # model.json <- summary
 # summary fields checked otherwise than by recomputing them: the files (by SHA-256), the methods (one by one)
 NOT_RECOMPUTED = ("inputs", "predictions", "methods")
-STORE_FILES = ("store.json", ".gitignore")  # the files of a store's top folder
-STORE_FOLDERS = ("models", "tasks", BLOBS)
+STORE_FILES = (STORE_RECORD, GITIGNORE)  # the files of a store's top folder
+STORE_FOLDERS = (MODELS, TASK_FILES, BLOBS)
 BLOB_NAME = re.compile(r"^[0-9a-f]{64}\.parquet$")
 
 
@@ -108,17 +125,18 @@ def verify_store(
     whose external log-prob files are not here are checked without them (a note says so)."""
     root = Path(root)
     found = Verification()
-    with found.checking(root / "store.json"):
+    with found.checking(store_record_path(root)):
         store_record(root)
     if found.problems:
         return found
+    models_dir = models_folder(root)
     folders = (
         sorted(
             p.name
-            for p in (root / "models").iterdir()
+            for p in models_dir.iterdir()
             if p.is_dir() and not p.is_symlink() and not is_leftover(p.name)
         )
-        if (root / "models").is_dir()
+        if models_dir.is_dir()
         else []
     )
     chosen = [name for name in folders if models is None or name in models]
@@ -126,8 +144,8 @@ def verify_store(
     for model in chosen:
         _verify_model(found, root, model, logprobs, data_source)
     _verify_task_files(found, root, data_source)
-    readme = root.parent / "README.md"
-    if root.resolve().name == "leaderboard" and readme.is_file():
+    readme = root.parent / README
+    if readme.is_file():
         found.problems += readme_problems(readme, root)
     return found
 
@@ -147,7 +165,7 @@ def verify_model(
 def _verify_model(
     found: Verification, root: Path, model: str, logprobs: bool, data_source: str, folder: Path | None = None
 ) -> None:
-    folder = folder or root / "models" / model
+    folder = folder or model_folder(root, model)
     record_path = folder / MODEL_RECORD
     found.models.append(model)
     try:
@@ -156,12 +174,12 @@ def _verify_model(
     except OlmesError as error:
         found.problem(record_path, str(error))  # nothing else of the model can be read without it
         return
-    source = Source(model, folder / "scores", folder / "logprobs", info, root)
+    source = store_source(root, model, info, folder)
     tasks = source.tasks()
     for task in tasks:
         _verify_task(found, source, task, record["tasks"].get(task), logprobs, data_source)
     for task in sorted(set(record["tasks"]) - set(tasks)):
-        found.problem(record_path, f"lists task {task} but the model folder has no {task}.scores.json")
+        found.problem(record_path, f"lists task {task} but the model folder has no {summary_name(task)}")
     for result in source.robustness(root):  # a stray summary of no task is left to the layout check
         _verify_robustness(found, model, result, logprobs, data_source)
     _check_fingerprints(found, folder, record)
@@ -170,7 +188,7 @@ def _verify_model(
 def _verify_task(
     found: Verification, source: Source, task: str, entry: dict | None, logprobs: bool, data_source: str
 ) -> None:
-    path = source.scores / f"{task}.scores.json"
+    path = source.summary_path(task)
     found.results += 1
     with found.checking(path):
         summary = read_score_summary(path)
@@ -203,7 +221,7 @@ def _verify_robustness(
         if report is None:
             _check_recomputed(found, result.path, summary, files)
             return
-        again = analyze(model, files["mcf"], files["mcf_rot"])
+        again = analyze(model, files[MCF], files[ROTATIONS])
         for key in [key for key in again if key != "inputs" and again[key] != report.get(key)]:
             found.problem(result.path, f"{key} is {report.get(key)!r}, its log-probs give {again[key]!r}")
         for key in [key for key in report if key not in again]:
@@ -216,8 +234,9 @@ def _verify_robustness(
 def _check_label(found: Verification, path: Path, summary: dict) -> None:
     """A result with a limit, fewer instances than the standard or one formulation must say partial, why."""
     inputs = summary["inputs"]
-    reasons = partial_reasons(summary["task"], summary["n_instances"], summary["limit"], "cf" in inputs,
-                              "mcf" in inputs)  # fmt: skip
+    reasons = partial_reasons(
+        summary["task"], summary["n_instances"], summary["limit"], CF in inputs, MCF in inputs
+    )
     if summary.get("variant") is not None:
         reasons.append(f"prompt variant {summary['variant']}, not the standard's prompts")
     if summary["partial"] != bool(reasons) or summary["partial_reasons"] != reasons:
@@ -250,7 +269,7 @@ def _absent_logprobs(store: Path | None, folder: Path, task: str, inputs: dict) 
     return [
         name
         for name, entry in inputs.items()
-        if not (folder / f"{task}.{name}.parquet").is_file()
+        if not (folder / logprob_name(task, name)).is_file()
         and (store is None or not blob_path(store, entry["sha256"]).is_file())
     ]
 
@@ -316,7 +335,7 @@ def _check_fingerprints(found: Verification, folder: Path, record: dict) -> None
             continue
         runs = (
             [data]
-            if name.endswith(".run.json")
+            if name.endswith(RUN_SUFFIX)
             else [e.get("run", {}) for e in data.get("inputs", {}).values()]
         )
         for fingerprint in {run.get("model_fingerprint") for run in runs} - {None}:
@@ -333,7 +352,7 @@ def _check_fingerprints(found: Verification, folder: Path, record: dict) -> None
 
 def _verify_task_files(found: Verification, root: Path, data_source: str) -> None:
     """``tasks/`` holds exactly the files this olmes version makes for the tasks it has, byte for byte."""
-    folder = root / "tasks"
+    folder = task_files_folder(root)
     present = (
         sorted(p for p in folder.iterdir() if p.is_file() and not p.is_symlink() and not is_leftover(p.name))
         if folder.is_dir()
@@ -357,10 +376,8 @@ def _verify_task_files(found: Verification, root: Path, data_source: str) -> Non
 
 
 def _model_tasks(root: Path, model: str) -> list[str]:
-    found = [
-        p.name.removesuffix(".scores.json") for p in (root / "models" / model / SCORES).glob("*.scores.json")
-    ]
-    return [task for task in found if task in TASKS]  # a stray summary of no task: _verify_layout
+    found = summary_tasks(model_folder(root, model) / SCORES)
+    return [task for task in TASKS if task in found]  # a stray summary of no task: _verify_layout
 
 
 # -- the store's layout ------------------------------------------------------------------------------------
@@ -395,7 +412,7 @@ def _verify_layout(found: Verification, root: Path, models: list[str]) -> None:
             continue
         if path.name not in STORE_FOLDERS or not path.is_dir():
             _leftover_or_unknown(found, path)
-    for path in _children(root / "tasks"):
+    for path in _children(task_files_folder(root)):
         if path.is_dir():  # its files: _verify_task_files
             _unknown(found, path)
         elif is_leftover(path.name):
@@ -403,7 +420,7 @@ def _verify_layout(found: Verification, root: Path, models: list[str]) -> None:
     for path in _children(root / BLOBS):
         if not (path.is_file() and BLOB_NAME.match(path.name)):
             _leftover_or_unknown(found, path)
-    for path in _children(root / "models"):
+    for path in _children(models_folder(root)):
         if path.is_dir() and staging_model(path.name):
             _leftover_or_unknown(found, path)
         elif not path.is_dir():
@@ -417,9 +434,9 @@ def _verify_model_files(found: Verification, folder: Path) -> None:
     version) and the files they name: predictions, log-prob files and run records; nothing else."""
     expected = {folder / MODEL_RECORD}
     unreadable = []  # (folder, task) of summaries that do not read: their problem is reported elsewhere
-    places = [(folder / SCORES, ".scores.json", folder / LOGPROBS)]
+    places = [(folder / SCORES, SUMMARY_SUFFIX, folder / LOGPROBS)]
     places += [
-        (kind, ROTATIONS_SUFFIX if kind.name == ROTATIONS_KIND else ".scores.json", kind)
+        (kind, ROTATIONS_SUFFIX if kind.name == ROTATIONS_KIND else SUMMARY_SUFFIX, kind)
         for kind in _children(folder / ROBUSTNESS)
         if kind.is_dir()
     ]
@@ -436,7 +453,7 @@ def _verify_model_files(found: Verification, folder: Path) -> None:
                 continue
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
-                named = data.get("predictions", {}).get("path") if suffix == ".scores.json" else None
+                named = data.get("predictions", {}).get("path") if suffix == SUMMARY_SUFFIX else None
                 sets = list(data["inputs"])
             except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 unreadable.append((place, task))
@@ -447,8 +464,8 @@ def _verify_model_files(found: Verification, folder: Path) -> None:
                 expected.add(place / named)
             for request_set in sets:
                 expected |= {
-                    logprobs / f"{task}.{request_set}.parquet",
-                    logprobs / f"{task}.{request_set}.parquet.run.json",
+                    logprobs / logprob_name(task, request_set),
+                    logprobs / run_record_name(task, request_set),
                 }
     for path in _walk(folder):
         if path.is_symlink() or path.is_dir() or path in expected:
@@ -458,7 +475,7 @@ def _verify_model_files(found: Verification, folder: Path) -> None:
 
 
 def _leftover_or_unknown(found: Verification, path: Path) -> None:
-    staged = staging_model(path.name) if path.is_dir() and path.parent.name == "models" else None
+    staged = staging_model(path.name) if path.is_dir() and path.parent.name == MODELS else None
     if staged is not None and staged[1] == "old" and not (path.parent / staged[0]).exists():
         found.problem(
             path.parent / staged[0],
@@ -496,40 +513,82 @@ def _walk(folder: Path) -> list[Path]:
 
 def readme_problems(readme: Path, store: Path) -> list[Problem]:
     """The README's table of published results (rows of store models x tasks, each linking its summary)
-    and its averages line (Table 4's Average column) against the store. Models the README leaves out
-    are no problem: it shows a selection, the site shows the whole store."""
+    and its averages line (Table 4's Average column) against the store; nothing when no row of the
+    README links into this store. Each column is found by its header, so the columns may come in any
+    order. Models the README leaves out are no problem: it shows a selection, the site shows the whole
+    store."""
     lines = readme.read_text(encoding="utf-8").splitlines()
-    link = f"scores.json]({store.name}/"
+    rows = _store_rows(lines, Path(store).resolve().name)
     problems = []
-    for number, row in [(n, line) for n, line in enumerate(lines, 1) if link in line]:
-        cells = [cell.strip() for cell in row.strip().strip("|").split("|")]
-        path = readme.parent / cells[5].split("](")[1].rstrip(")")
+    for number, cells, columns in rows:
+        path = readme.parent / _link_target(cells[columns[README_LINK]])
         if not path.is_file():
             problems.append(Problem(readme, f"line {number} links {path}, which is not in the store"))
             continue
-        summary = read_score_summary(path)
-        expected = readme_row(store, summary)
-        for column, (have, want) in enumerate(zip(cells[:5], expected, strict=True)):
-            if have != want:
+        expected = readme_row(store, read_score_summary(path))
+        for header, column in columns.items():
+            have = cells[column] if column < len(cells) else ""
+            if header in expected and have != expected[header]:
                 problems.append(
-                    Problem(readme, f"line {number}, column {column + 1}: {have!r}, the store says {want!r}")
+                    Problem(
+                        readme,
+                        f"line {number}, column {column + 1}: {have!r}, the store says {expected[header]!r}",
+                    )
                 )
-    problems += _average_problems(readme, lines, store)
+    if rows:
+        problems += _average_problems(readme, lines, store)
     return problems
 
 
-def readme_row(store: Path, summary: dict) -> list[str]:
-    """The first five cells of a README row: model, task, OLMES (dagger), CF (its norm), MCF, in %."""
+def _store_rows(lines: list[str], store_name: str) -> list[tuple[int, list[str], dict[str, int]]]:
+    """(line number, cells, column of each header) of the rows of Markdown tables with a
+    ``score summary`` column whose link is a file of the store ``store_name``."""
+    found = []
+    header: list[str] | None = None
+    columns: dict[str, int] | None = None
+    for number, line in enumerate(lines, 1):
+        if not line.lstrip().startswith("|"):
+            header = columns = None
+            continue
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if columns is None:
+            if header is not None and all(TABLE_RULE.match(cell) for cell in cells):
+                columns = {name: column for column, name in enumerate(header)}
+            else:
+                header = cells
+            continue
+        column = columns.get(README_LINK)
+        if (
+            column is not None
+            and column < len(cells)
+            and _link_target(cells[column]).startswith(f"{store_name}/")
+        ):
+            found.append((number, cells, columns))
+    return found
+
+
+def _link_target(cell: str) -> str:
+    """Where a Markdown link in a table cell points (``[name](target)``); empty if it holds none."""
+    match = LINK.search(cell)
+    return match[1] if match else ""
+
+
+def readme_row(store: Path, summary: dict) -> dict[str, str]:
+    """The cells of a README row, by the header of their column: model, task, OLMES (dagger), CF (its
+    norm), MCF, in %."""
     olmes = olmes_score(summary) or {}
     record = read_model_record(store, summary["model"])
     cf = olmes.get("cf_method", "")
-    return [
-        record["display_name"],
-        summary["display_name"],
-        f"{100 * olmes['score']:.1f}" + ("†" if olmes["dagger"] else "") if olmes else "",
-        f"{100 * summary['methods'][cf]['accuracy']:.1f} ({cf.removeprefix('cf_')})" if cf else "",
-        f"{100 * summary['methods']['mcf']['accuracy']:.1f}" if "mcf" in summary["methods"] else "",
-    ]
+    mcf = summary["methods"].get(MCF_METHOD.key)
+    return {
+        "model": record["display_name"],
+        "task": summary["display_name"],
+        "OLMES": f"{100 * olmes['score']:.1f}" + ("†" if olmes["dagger"] else "") if olmes else "",
+        "CF (normalization)": (
+            f"{100 * summary['methods'][cf]['accuracy']:.1f} ({get_method(cf).normalization})" if cf else ""
+        ),
+        "MCF": f"{100 * mcf['accuracy']:.1f}" if mcf is not None else "",
+    }
 
 
 def _average_problems(readme: Path, lines: list[str], store: Path) -> list[Problem]:
@@ -599,12 +658,12 @@ def changes(root: Path, base: str) -> Changes:
     models, other = set(), set()
     for name in changed:
         parts = Path(name).relative_to(prefix).parts
-        if len(parts) > 2 and parts[0] == "models" and not is_leftover(parts[1]):
+        if len(parts) > 2 and parts[0] == MODELS and not is_leftover(parts[1]):
             models.add(parts[1])
         else:
             other.add("/".join(parts))
-    existed = {name for name in models if _in_revision(top, base, f"{prefix}/models/{name}/{MODEL_RECORD}")}
-    present = {name for name in models if (root / "models" / name / MODEL_RECORD).is_file()}
+    existed = {name for name in models if _in_revision(top, base, f"{prefix}/{MODELS}/{name}/{MODEL_RECORD}")}
+    present = {name for name in models if model_record_path(root, name).is_file()}
     return Changes(
         base,
         added=sorted(present - existed),
@@ -618,7 +677,7 @@ def old_model_record(root: Path, base: str, model: str) -> dict:
     """A model's record as the revision ``base`` has it."""
     top = Path(_git(root, "rev-parse", "--show-toplevel").strip())
     prefix = root.resolve().relative_to(top.resolve()).as_posix()
-    return json.loads(_git(top, "show", f"{base}:{prefix}/models/{model}/{MODEL_RECORD}"))
+    return json.loads(_git(top, "show", f"{base}:{prefix}/{MODELS}/{model}/{MODEL_RECORD}"))
 
 
 def _in_revision(top: Path, base: str, path: str) -> bool:

@@ -33,6 +33,7 @@ from olmes.core.atomic import atomic_path
 from olmes.core.records import ScoreSummary, TaskFlag
 from olmes.core.resources import cache_dir, file_sha256
 from olmes.scoring.flags import chance_accuracy, task_flags
+from olmes.scoring.score import read_predictions_file
 
 DIGEST_VERSION = 2  # 2: each entry holds the SHA-256 of its own content (its "check" member)
 CHECK = "check"
@@ -110,7 +111,7 @@ def compute(summary: ScoreSummary, predictions: pd.DataFrame) -> PredictionDiges
 def read_columns(path: Path) -> pd.DataFrame:
     """The :data:`COLUMNS` a predictions file has (files made before ``nonfinite`` existed lack it)."""
     present = set(pq.read_schema(path).names)
-    return pd.read_parquet(path, columns=[name for name in COLUMNS if name in present])
+    return read_predictions_file(path, columns=[name for name in COLUMNS if name in present])
 
 
 def _key(summary: ScoreSummary, summary_path: Path) -> str:

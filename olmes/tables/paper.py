@@ -23,7 +23,7 @@ import numpy as np
 
 from olmes import __version__
 from olmes.core.atomic import write_json_atomic
-from olmes.core.methods import MCF, NORMALIZATIONS, cf_method
+from olmes.core.methods import CF, MCF, MCF_METHOD, NORMALIZATIONS, cf_method
 from olmes.core.records import (
     LeaderboardRow,
     LeaderboardTask,
@@ -33,7 +33,7 @@ from olmes.core.records import (
     TaskFlag,
 )
 from olmes.core.resources import file_sha256
-from olmes.requests.tasks import TASKS
+from olmes.core.tasks import TASKS
 from olmes.scoring.score import NEAR_TIE_NATS
 from olmes.tables.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_table
 from olmes.tables.figures import write_figures
@@ -354,7 +354,7 @@ def _macro_micro_table(scores: ScoreSet, task: str) -> Table:
         row = [text_cell(info.display_name + (" (partial)" if summary["partial"] else ""))]
         mark = PARTIAL_MARK if summary["partial"] else ""
         subjects = 0
-        for method, label in ((MCF, "mcf"), (cf, "cf")):  # the paper's column order
+        for method, label in ((MCF_METHOD.key, MCF), (cf, CF)):  # the paper's column order
             stats = summary["methods"].get(method)
             macro = None if stats is None else stats["accuracy"]
             micro = None if stats is None else stats["micro_accuracy"]

@@ -26,8 +26,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from olmes.core.methods import MCF, cf_method
-from olmes.requests.tasks import TASKS
+from olmes.core.methods import CF, MCF, cf_method
+from olmes.core.tasks import TASKS
 from olmes.scoring.score import standard_error
 from olmes.tables.paper_layouts import (
     PAPER_NORM_LABEL,
@@ -187,9 +187,9 @@ def _cf_mcf_cells(paper_model: str) -> list[PaperCell]:
     cells = []
     for row in _rows("table6_7_cf_mcf", paper_model):
         task, table = row["task"], cf_mcf_table_number(row["task"])
-        cells.append(PaperCell(table, task, "MCF", row["mcf"], lambda o, t=task: o.method(t, MCF)))
+        cells.append(PaperCell(table, task, "MCF", row[MCF], lambda o, t=task: o.method(t, MCF)))
         cells.append(
-            PaperCell(table, task, "CF", row["cf"], lambda o, t=task: o.method(t, recommended_method(t)))
+            PaperCell(table, task, "CF", row[CF], lambda o, t=task: o.method(t, recommended_method(t)))
         )
     mcf = [lambda o, t=task: o.method(t, MCF) for task in TASKS]
     cf = [lambda o, t=task: o.method(t, recommended_method(t)) for task in TASKS]

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from olmes.core.methods import MCF, NORMALIZATIONS, cf_method
+from olmes.core.methods import CF, MCF, NORMALIZATIONS, cf_method
 from olmes.core.records import ScoreSummary
-from olmes.requests.tasks import TASKS
+from olmes.core.tasks import TASKS
 from olmes.tables.render import MISSING, PARTIAL_MARK, Cell, Table, percent, percent_cell, text_cell
 from olmes.tables.results import (
     PARTIAL_GROUP,
@@ -230,8 +230,8 @@ def _spans(labels: list[str]) -> list[tuple[str, int]]:
 def _cf_mcf_columns(tasks: tuple[str, ...]) -> list[Column]:
     columns = []
     for task in tasks:
-        columns.append(Column(task, "mcf", "MCF", _accuracy(lambda _: MCF)))
-        columns.append(Column(task, "cf", "CF", _accuracy(recommended_method)))
+        columns.append(Column(task, MCF, "MCF", _accuracy(lambda _: MCF)))
+        columns.append(Column(task, CF, "CF", _accuracy(recommended_method)))
     return columns
 
 

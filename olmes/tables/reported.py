@@ -15,9 +15,10 @@ from functools import cache
 from pathlib import Path
 
 from olmes.core.errors import OlmesError
+from olmes.core.methods import CF, MCF
 from olmes.core.records import LeaderboardRow, LeaderboardTask, ReportedInput
 from olmes.core.resources import file_sha256
-from olmes.requests.tasks import TASKS
+from olmes.core.tasks import TASKS
 
 PAPER_DATA = Path(__file__).with_name("paper_data")
 PAPER_SOURCE = "OLMES paper (Gu et al., arXiv:2406.08446v2)"
@@ -115,7 +116,7 @@ MODEL_PAGE_TABLES = (
     PaperModelTable(
         "table6_7_cf_mcf",
         "CF and MCF accuracy (Tables 6 and 7)",
-        (("task", "Task"), ("cf", "CF (recommended normalization)"), ("mcf", "MCF")),
+        (("task", "Task"), (CF, "CF (recommended normalization)"), (MCF, "MCF")),
     ),
     PaperModelTable(
         "table7_averages",
@@ -192,7 +193,7 @@ def _fraction(value: PaperValue) -> float:
 
 def _reported_cell(value: PaperValue) -> LeaderboardTask:
     return {
-        "score": _fraction(value), "stderr": None, "formulation": "mcf" if value.dagger else "cf",
+        "score": _fraction(value), "stderr": None, "formulation": MCF if value.dagger else CF,
         "dagger": value.dagger, "partial": False, "cf_accuracy": None, "mcf_accuracy": None, "n": None,
         "statistically_tied_with": [], "method": None, "chance": None, "flags": [],
     }  # fmt: skip

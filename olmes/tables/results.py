@@ -19,10 +19,10 @@ import yaml
 from olmes.core.errors import OlmesError
 from olmes.core.records import ModelIdentity, RotationsReport, ScoreSummary, read_score_summary
 from olmes.core.resources import file_sha256
+from olmes.core.tasks import STANDARD_VARIANT, TASKS
 from olmes.logprobs.identity import recorded_identity
-from olmes.requests.prompts import STANDARD_VARIANT
-from olmes.requests.tasks import TASKS
 from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, read_rotation_report
+from olmes.scoring.score import read_predictions_file
 from olmes.tables.digest import PredictionDigest, digest_of, read_columns
 from olmes.tables.render import PARTIAL_MARK
 
@@ -183,7 +183,7 @@ class ScoreSet:
 
 def read_predictions(summary: ScoreSummary, where: Path) -> pd.DataFrame:
     """The per-instance predictions a summary points to, checked against the hash it recorded."""
-    return pd.read_parquet(checked_predictions_path(summary, where))
+    return read_predictions_file(checked_predictions_path(summary, where))
 
 
 def checked_predictions_path(summary: ScoreSummary, where: Path) -> Path:

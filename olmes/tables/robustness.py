@@ -18,13 +18,13 @@ from __future__ import annotations
 import pandas as pd
 
 from olmes.core.errors import OlmesError
-from olmes.requests.prompts import STANDARD_VARIANT, VARIANTS
-from olmes.requests.tasks import TASKS
+from olmes.core.methods import MCF_METHOD
+from olmes.core.tasks import STANDARD_VARIANT, TASKS, VARIANT_NAMES
 from olmes.scoring.score import method_stats, olmes_result
 from olmes.tables.render import DAGGER, MISSING, PARTIAL_MARK, Cell, Table, percent_cell, text_cell
 from olmes.tables.results import ScoreSet, task_name
 
-VARIANT_ORDER = [name for name in VARIANTS if name != STANDARD_VARIANT]
+VARIANT_ORDER = [name for name in VARIANT_NAMES if name != STANDARD_VARIANT]
 
 
 def best_of_two_on(predictions: pd.DataFrame, task: str, native_ids: list[str]) -> dict:
@@ -32,10 +32,10 @@ def best_of_two_on(predictions: pd.DataFrame, task: str, native_ids: list[str]) 
     standard error of the method that decided it."""
     subset = predictions[predictions["native_id"].astype(str).isin(set(native_ids))]
     methods = method_stats(subset, task)
-    best = olmes_result(methods, TASKS[task].recommended_norm)
+    best = olmes_result(methods, TASKS[task])
     if best is None:
         raise OlmesError(f"{task}: a robustness comparison needs both CF and MCF predictions")
-    for method in (best["cf_method"], "mcf"):
+    for method in (best["cf_method"], MCF_METHOD.key):
         scored = int((subset["method"] == method).sum())
         if scored != len(native_ids):
             raise OlmesError(

@@ -13,14 +13,15 @@ from olmes.core.atomic import write_text_atomic
 from olmes.cli.config import validate_config
 from olmes.core.errors import OlmesError
 from olmes.store import publish as results_store
-from olmes.logprobs.models import DTYPES, SHORT_NAMES, default_dtype
+from olmes.logprobs.models import DTYPES, default_dtype
 from olmes.logprobs.placement import DEFAULT_GPU_MEMORY_GB, job_resources, safetensors_parameters
-from olmes.requests.prompts import STANDARD_VARIANT, VARIANTS
+from olmes.logprobs.spec import parse_model_spec
+from olmes.core.tasks import STANDARD_VARIANT, VARIANT_NAMES
 from olmes.requests.build import request_sets
 from olmes.core.methods import METHODS, get_method, methods_for
 from olmes.scoring.rotations import ROTATIONS_SUFFIX
 from olmes.core.methods import REQUEST_SETS, ROTATIONS
-from olmes.requests.tasks import TASKS
+from olmes.core.tasks import TASKS
 
 
 try:
@@ -56,7 +57,7 @@ wildcard_constraints:
     task="|".join(TASKS),
     request_set="|".join((*REQUEST_SETS, ROTATIONS)),
     method="|".join(METHODS),
-    variant_dir="(variants/(" + "|".join(v for v in VARIANTS if v != STANDARD_VARIANT) + ")/)?",
+    variant_dir="(variants/(" + "|".join(v for v in VARIANT_NAMES if v != STANDARD_VARIANT) + ")/)?",
 
 
 def variant_dir(variant):
@@ -121,16 +122,16 @@ def logprob_resources(model):
     `dtype`, or a local folder's safetensors and config.json; a model of unknown size (an embedded
     short name, a hub id without `parameters`) is treated as tiny. The entry's `resources` override."""
     entry = config["models"][model]
-    folder = Path(entry["spec"]).expanduser()
-    local = folder.is_dir() and (folder / "config.json").is_file()
+    spec = parse_model_spec(entry["spec"])
+    local = spec.kind == "local"
     if "parameters" in entry:
         parameters = entry["parameters"] * 1e9
     else:
-        parameters = safetensors_parameters(folder) if local else None
+        parameters = safetensors_parameters(spec.path) if local else None
     if "dtype" in entry:
         dtype = DTYPES[entry["dtype"]]
     else:  # the model's own precision; float32 (the largest) when it is not known here
-        own = json.loads((folder / "config.json").read_text()) if local else {}
+        own = json.loads((spec.path / "config.json").read_text()) if local else {}
         dtype = default_dtype(own)
     gpu_memory = config.get("gpu_memory_gb", DEFAULT_GPU_MEMORY_GB)
     return job_resources(parameters, dtype.itemsize, gpu_memory, entry.get("resources"))
@@ -199,18 +200,20 @@ def model_options(wildcards):
     return " ".join(options + (["--trust-remote-code"] if entry.get("trust_remote_code") else []))
 
 
-def model_identity(wildcards):
-    """Part of what decides a rerun: the spec, and for local files their names, sizes and times."""
-    spec = model_spec(wildcards)
-    path = Path(spec.split("@")[0]).expanduser()
-    if not path.exists():
-        return spec  # a short name (pinned wheel hash) or a hub id (with @revision if pinned)
+def model_rerun_key(wildcards):
+    """The model's part of what decides a log-prob job's rerun (a param: a changed key reruns it): the
+    spec, and for a local file or folder its files' names, sizes and times. Cheap, so neither the
+    content id (which hashes the weights) nor the ModelIdentity (docs/commands.md, "Model specs")."""
+    spec = parse_model_spec(model_spec(wildcards))
+    if spec.path is None:
+        return spec.text  # a short name (pinned wheel hash) or a hub id (with @revision if pinned)
+    path = spec.path
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
     digest = hashlib.sha256()
     for file in files:
         stat = file.stat()
         digest.update(f"{file.relative_to(path.parent)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-    return f"{spec}#{digest.hexdigest()[:16]}"
+    return f"{spec.text}#{digest.hexdigest()[:16]}"
 
 
 def dataset_identity():
@@ -249,10 +252,19 @@ def local_weights(name):
     short name or a path here, else the config's spec of a model of that name when that is a path here
     (the store names a local folder by its last part only); None when not here."""
     spec = results_store.read_model_record(STORE, name)["spec"]
-    if spec in SHORT_NAMES or Path(spec).exists():
+    if _weights_here(spec):
         return spec
     given = config["models"].get(name, {}).get("spec")
-    return given if given and Path(given).expanduser().exists() else None
+    return given if given and _weights_here(given) else None
+
+
+def _weights_here(spec):
+    """Whether ``spec`` resolves without the hub: a short name, or a model file or folder here (a store's
+    spec may name one this machine does not have)."""
+    try:
+        return parse_model_spec(spec).kind != "hub"
+    except OlmesError:
+        return False
 
 
 def reproducible_models():

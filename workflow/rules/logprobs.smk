@@ -13,7 +13,7 @@ rule logprobs:
     params:
         spec=model_spec,
         options=model_options,
-        identity=model_identity,
+        rerun_key=model_rerun_key,
         max_batch_tokens=config["max_batch_tokens"],
         pairs=lambda wildcards, input, output: " ".join(
             f"--requests {shlex.quote(requests)} --output {shlex.quote(logprobs)}"

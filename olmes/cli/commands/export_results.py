@@ -8,14 +8,14 @@ from pathlib import Path
 
 from olmes.core.outputs import CommandFiles, named
 from olmes.requests.data import SOURCES
+from olmes.store.oe_eval import FORMATS, format_help
 
 NAME = "export"
 HELP = "write a model's results in the layout of AI2's OLMES implementation (oe-eval)"
-FORMATS = ("oe-eval",)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("format", choices=FORMATS, help="whose layout: oe-eval (AI2's olmes command)")
+    parser.add_argument("format", choices=FORMATS, help=format_help("whose layout"))
     parser.add_argument("--model", required=True, help="the model (its name in the store or results folder)")
     parser.add_argument(
         "--from", dest="origin", type=Path, default=Path("leaderboard"),

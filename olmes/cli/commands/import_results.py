@@ -9,14 +9,14 @@ from pathlib import Path
 from olmes.cli.argtypes import model_name
 from olmes.core.outputs import CommandFiles, named
 from olmes.requests.data import SOURCES
+from olmes.store.oe_eval import FORMATS, format_help
 
 NAME = "import"
 HELP = "import a run of AI2's OLMES implementation (oe-eval): checked request by request, scored by olmes"
-FORMATS = ("oe-eval",)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("format", choices=FORMATS, help="whose results: oe-eval (AI2's olmes command)")
+    parser.add_argument("format", choices=FORMATS, help=format_help("whose results"))
     parser.add_argument("run", type=Path, help="the run's output folder (task-NNN-<task>-*.json[l] files)")
     parser.add_argument(
         "--model", required=True, type=model_name, help="the model's name in the results and the store"

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from olmes.core.methods import METHODS, PMI
+from olmes.core.methods import METHODS, REQUEST_SETS
 from olmes.core.outputs import CommandFiles, named
 from olmes.scoring.score import predict, write_predictions
 
@@ -17,14 +17,14 @@ HELP = f"one method's predictions ({', '.join(METHODS)}) from the engine's log-p
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model-name", required=True, help="the model's label in scores and tables")
     parser.add_argument("--method", required=True, choices=list(METHODS))
-    for request_set in ("cf", PMI, "mcf"):
+    for request_set in REQUEST_SETS:
         readers = ", ".join(key for key, method in METHODS.items() if request_set in method.request_sets)
         parser.add_argument(f"--{request_set}", type=Path, help=f"{request_set} log-prob Parquet ({readers})")
     parser.add_argument("--output", required=True, type=Path, help="predictions Parquet to write")
 
 
 def files(args: argparse.Namespace) -> CommandFiles:
-    reads = [pair for name in ("cf", PMI, "mcf") for pair in named(f"--{name}", getattr(args, name))]
+    reads = [pair for name in REQUEST_SETS for pair in named(f"--{name}", getattr(args, name))]
     return CommandFiles(reads=reads, writes=named("--output", args.output))
 
 

@@ -10,10 +10,9 @@ from olmes.core.errors import OlmesError
 from olmes.core.methods import REQUEST_SETS, ROTATIONS
 from olmes.core.outputs import CommandFiles, named
 from olmes.core.records import write_records
+from olmes.core.tasks import STANDARD_VARIANT, VARIANT_NAMES, get_task
 from olmes.requests.build import instance_rows, requests_of, task_instances
 from olmes.requests.data import SOURCES
-from olmes.requests.prompts import STANDARD_VARIANT, VARIANTS
-from olmes.requests.tasks import get_task
 
 NAME = "requests"
 HELP = "write the standard's requests of one task and request set as JSONL"
@@ -35,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--variant",
-        choices=list(VARIANTS),
+        choices=list(VARIANT_NAMES),
         default=STANDARD_VARIANT,
         help="the standard's prompts, or a variant of the paper's Table 5: var1 ('Correct answer:' after "
         "a blank line, ' A)' labels), var2 (3 of the 5 shots replaced by other train examples), var3 (both)",

@@ -15,10 +15,11 @@ import pandas as pd
 
 from olmes.cli.argtypes import positive_int
 from olmes.core.errors import OlmesError
+from olmes.core.methods import REQUEST_SETS
 from olmes.core.outputs import CommandFiles, named
 from olmes.core.records import ScoreSummary
 from olmes.scoring.flags import task_flags
-from olmes.scoring.score import gather_predictions, score_task, summarize, write_scores
+from olmes.scoring.score import gather_predictions, read_predictions_file, score_task, summarize, write_scores
 
 NAME = "score"
 HELP = "score one model on one task from its CF, pmi and MCF log-prob files"
@@ -63,9 +64,8 @@ def run(args: argparse.Namespace) -> int:
         raise OlmesError("olmes score needs --cf and/or --mcf (the engine's log-prob Parquet files)")
     if args.from_predictions:
         predictions = _gathered(args.from_predictions, args.model_name)
-        inputs = {
-            name: path for name, path in (("cf", args.cf), ("pmi", args.pmi), ("mcf", args.mcf)) if path
-        }
+        given = (args.cf, args.pmi, args.mcf)
+        inputs = {name: path for name, path in zip(REQUEST_SETS, given, strict=True) if path}
         summary = summarize(predictions, inputs, args.limit, args.pmi_everywhere)
     else:
         predictions, summary = score_task(
@@ -85,10 +85,7 @@ def _gathered(paths: list[Path], model: str) -> pd.DataFrame:
     """The per-method prediction files of one model x task as one frame, checked to belong together."""
     parts = []
     for path in paths:
-        try:
-            part = pd.read_parquet(path)
-        except (OSError, ValueError) as error:
-            raise OlmesError(f"{path}: cannot read predictions ({error}); re-run olmes predict") from error
+        part = read_predictions_file(path)
         if part.empty or set(part["model"]) != {model}:
             raise OlmesError(f"{path}: not predictions of model {model!r}; re-run olmes predict")
         parts.append(part)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from olmes.requests.tasks import TASKS
+from olmes.core.tasks import TASKS
 
 NAME = "tasks"
 HELP = "list the OLMES tasks with their dataset, split, instances, recommended normalization and pmi rows"

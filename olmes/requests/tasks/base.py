@@ -1,9 +1,9 @@
-"""What every OLMES task is made of: one record holding all of its facts, and its template.
+"""How an OLMES task's prompts are made: its template, beside its facts.
 
-A task is a value of a :class:`Task` subclass. The fields are the task's facts (names, dataset and
-split, how many instances the standard evaluates, the recommended normalization and why, pmi rows,
-subjects), read by requests, scoring, tables and the site alike. The subclass is the template
-family: ``standardize`` (a raw dataset row -> an :class:`Instance`), ``cf_queries`` /
+A task's facts (names, dataset and split, how many instances the standard evaluates, the recommended
+normalization and why, pmi rows, subjects) are a record of :mod:`olmes.core.tasks`, read by every
+stage. Here each task is a value of a :class:`TaskTemplate` subclass, made from those facts. The
+subclass is the template family: ``standardize`` (a raw dataset row -> an :class:`Instance`), ``cf_queries`` /
 ``cf_continuations`` (the cloze formulation) and ``mcf_query`` (the multiple-choice formulation).
 Tasks sharing a template are values of one class (ARC-Challenge, ARC-Easy, CommonsenseQA and
 OpenBookQA are all :class:`olmes.requests.tasks.question_answer.QuestionAnswer`). The shared rendering
@@ -13,34 +13,15 @@ rules (shot joining, choice lines, letters) live in :mod:`olmes.requests.prompts
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, Self
 
 from olmes.core.errors import OlmesError
-from olmes.core.methods import Method, Normalization, cf_method
+from olmes.core.tasks import Task, get_task
 from olmes.requests import prompts
 from olmes.requests.prompts import STANDARD, Wording
-
-SAMPLE_THRESHOLD = 1500
-SAMPLE_SIZE = 1000
-SAMPLE_SEED = 1234
-"""The standard's sampling rule (docs/standard.md section 1), applied by :mod:`olmes.requests.data`: a
-split of over SAMPLE_THRESHOLD instances is cut to SAMPLE_SIZE with random.Random(SAMPLE_SEED).sample."""
-
-WHY_PMI = (
-    "The answers are often unusual, low-frequency phrases. A plain or length-normalized "
-    "log-probability mostly rewards answers that are likely on their own; pmi subtracts each "
-    'answer\'s log-probability after the bare context "Answer:", so what is left is how much the '
-    "question raises it. In the OLMES experiments pmi gave the best accuracy on this task."
-)
-WHY_CHAR = (
-    "The answers are ordinary text of different lengths. A plain sum of log-probabilities "
-    "penalizes every extra token; dividing by the number of characters (the leading space "
-    "included) removes that bias without depending on the tokenizer. In the OLMES experiments "
-    "this per-character normalization was the best or as good as the best on this task."
-)
 
 
 @dataclass(frozen=True)
@@ -77,67 +58,19 @@ def curated_fewshot() -> dict[str, list[dict]]:
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
-class Task:
-    """Every fact of one OLMES task. Subclasses (template families) add the template methods."""
+class TaskTemplate(Task):
+    """A task's facts (:class:`olmes.core.tasks.Task`) and how its prompts are made. Subclasses
+    (template families) add the template methods; a value is made with :meth:`of` from the
+    registry's facts, so no fact is stated twice."""
 
-    key: str
-    display_name: str
-    short_name: str  # column head of the paper's tables and the leaderboard ("ARC-C")
-    oe_eval_name: str  # AI2's implementation's name of the task (for subject tasks: + "_<subject>")
-    hf_path: str  # the hub dataset (docs/standard.md section 1); OLMES_HF_DATASETS_DIR may mirror it
-    hf_name: str | None
-    split: str
-    split_size: int  # rows of ``split`` (all subjects together for MMLU)
-    recommended_norm: Normalization
-    why_norm: str  # why the standard recommends ``recommended_norm`` here, for readers of the site
-    has_pmi: bool  # the standard scores CF with unconditional (pmi) rows
     bundle: BundleArrow | BundleDump  # where the offline bundle keeps the split
     raw_companion: str | None = None  # a bundle split whose rows complete a BundleDump's docs
-    num_shots: int = 5
-    subjects: tuple[str, ...] = ()  # MMLU-style tasks: one hub config per subject, macro-averaged
-    fewshot_split: str | None = None  # where shots come from when they are not curated
 
-    @property
-    def sampled(self) -> bool:
-        """Whether the standard samples the split (never for subject tasks)."""
-        return not self.subjects and self.split_size > SAMPLE_THRESHOLD
-
-    @property
-    def standard_count(self) -> int:
-        """Instances a full OLMES run evaluates; fewer makes a result partial."""
-        return SAMPLE_SIZE if self.sampled else self.split_size
-
-    @property
-    def instances_note(self) -> str:
-        """Which instances the standard evaluates, in words."""
-        if self.subjects:
-            return (
-                f"all {self.split_size} {self.split} questions of {len(self.subjects)} subjects; "
-                "the score is the macro-average over subjects"
-            )
-        if self.sampled:
-            return (
-                f"{SAMPLE_SIZE} of {self.split_size} (sampled with random.Random({SAMPLE_SEED}), "
-                "in sampled order)"
-            )
-        return f"all {self.split_size}"
-
-    @property
-    def recommended_method(self) -> Method:
-        """The CF method of the recommended normalization: the CF half of the task's OLMES score."""
-        return cf_method(self.recommended_norm)
-
-    @property
-    def oe_eval_names(self) -> dict[str, str | None]:
-        """AI2's implementation's task name of each part of this task, and the part's subject (None
-        where the task has none): ``arc_challenge``; ``mmlu_abstract_algebra``, ... per subject."""
-        if not self.subjects:
-            return {self.oe_eval_name: None}
-        return {f"{self.oe_eval_name}_{subject}": subject for subject in self.subjects}
-
-    @property
-    def dataset(self) -> str:
-        return self.hf_path + (f" ({self.hf_name})" if self.hf_name else "")
+    @classmethod
+    def of(cls, key: str, **template: Any) -> Self:
+        """The template value of the registered task ``key``: its facts, and ``template``'s fields."""
+        facts = get_task(key)
+        return cls(**{fact.name: getattr(facts, fact.name) for fact in fields(Task)}, **template)
 
     # -- data ------------------------------------------------------------------------------------
     def standardize(self, row: dict[str, Any], index: int) -> Instance:
@@ -193,7 +126,7 @@ class Task:
 
 
 @cache
-def _curated_shots(task: Task) -> tuple[Instance, ...]:
+def _curated_shots(task: TaskTemplate) -> tuple[Instance, ...]:
     examples = curated_fewshot()[task.key][: task.num_shots]
     return tuple(task.standardize(row, index) for index, row in enumerate(examples))
 
@@ -206,7 +139,7 @@ def other_fewshot() -> dict:
 
 
 @cache
-def _other_shots(task: Task) -> tuple[Instance, ...]:
+def _other_shots(task: TaskTemplate) -> tuple[Instance, ...]:
     shots = other_fewshot()
     if task.key not in shots:
         why = shots["_excluded"].get(task.key, "none were chosen")

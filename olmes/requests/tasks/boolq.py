@@ -8,13 +8,13 @@ from typing import Any
 from olmes.core.errors import OlmesError
 from olmes.requests import prompts
 from olmes.requests.prompts import STANDARD, Wording
-from olmes.requests.tasks.base import BundleDump, Instance, Task
+from olmes.requests.tasks.base import BundleDump, Instance, TaskTemplate
 
 _ANSWERS = ("yes", "no")
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
-class YesNoPassage(Task):
+class YesNoPassage(TaskTemplate):
     """A passage and a yes/no question; gold 0 ("yes") iff the answer is True."""
 
     def standardize(self, row: dict[str, Any], index: int) -> Instance:
@@ -52,22 +52,8 @@ class YesNoPassage(Task):
         return self._stem(instance) + prompts.choice_lines(instance.choices, wording) + wording.answer_suffix
 
 
-BOOLQ = YesNoPassage(
-    key="boolq",
-    display_name="BoolQ",
-    short_name="BoolQ",
-    oe_eval_name="boolq",
-    hf_path="aps/super_glue",
-    hf_name="boolq",
-    split="validation",
-    split_size=3270,
-    recommended_norm="none",
-    why_norm=(
-        'The two answers are " yes" and " no": the same length in characters and a single token '
-        "each, so every length normalization ranks them like the plain sum. OLMES uses the plain "
-        "sum of log-probabilities."
-    ),
-    has_pmi=False,
+BOOLQ = YesNoPassage.of(
+    "boolq",
     # The bundle's raw copy of BoolQ lacks passage titles; the titled passages are in the dump docs.
     bundle=BundleDump("boolq", "val_rc_5shot"),
     raw_companion="boolq/none/validation",

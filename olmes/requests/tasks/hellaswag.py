@@ -8,7 +8,7 @@ from typing import Any
 
 from olmes.requests import prompts
 from olmes.requests.prompts import STANDARD, Wording
-from olmes.requests.tasks.base import WHY_CHAR, BundleArrow, Instance, Task
+from olmes.requests.tasks.base import BundleArrow, Instance, TaskTemplate
 
 
 def preprocess(text: str) -> str:
@@ -20,7 +20,7 @@ def preprocess(text: str) -> str:
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
-class Completion(Task):
+class Completion(TaskTemplate):
     """An activity context to be continued by one of four endings."""
 
     def standardize(self, row: dict[str, Any], index: int) -> Instance:
@@ -47,17 +47,7 @@ class Completion(Task):
         )
 
 
-HELLASWAG = Completion(
-    key="hellaswag",
-    display_name="HellaSwag",
-    short_name="HSwag",
-    oe_eval_name="hellaswag",
-    hf_path="Rowan/hellaswag",
-    hf_name=None,
-    split="validation",
-    split_size=10042,
-    recommended_norm="char",
-    why_norm=WHY_CHAR,
-    has_pmi=True,
+HELLASWAG = Completion.of(
+    "hellaswag",
     bundle=BundleArrow("hellaswag/none/validation"),
 )

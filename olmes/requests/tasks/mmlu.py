@@ -7,28 +7,11 @@ from typing import Any
 
 from olmes.requests import prompts
 from olmes.requests.prompts import STANDARD, Wording
-from olmes.requests.tasks.base import WHY_CHAR, BundleArrow, Instance, Task
-
-SUBJECTS = (
-    "abstract_algebra", "anatomy", "astronomy", "business_ethics", "clinical_knowledge",
-    "college_biology", "college_chemistry", "college_computer_science", "college_mathematics",
-    "college_medicine", "college_physics", "computer_security", "conceptual_physics", "econometrics",
-    "electrical_engineering", "elementary_mathematics", "formal_logic", "global_facts",
-    "high_school_biology", "high_school_chemistry", "high_school_computer_science",
-    "high_school_european_history", "high_school_geography", "high_school_government_and_politics",
-    "high_school_macroeconomics", "high_school_mathematics", "high_school_microeconomics",
-    "high_school_physics", "high_school_psychology", "high_school_statistics",
-    "high_school_us_history", "high_school_world_history", "human_aging", "human_sexuality",
-    "international_law", "jurisprudence", "logical_fallacies", "machine_learning", "management",
-    "marketing", "medical_genetics", "miscellaneous", "moral_disputes", "moral_scenarios", "nutrition",
-    "philosophy", "prehistory", "professional_accounting", "professional_law",
-    "professional_medicine", "professional_psychology", "public_relations", "security_studies",
-    "sociology", "us_foreign_policy", "virology", "world_religions",
-)  # fmt: skip
+from olmes.requests.tasks.base import BundleArrow, Instance, TaskTemplate
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
-class SubjectQuestions(Task):
+class SubjectQuestions(TaskTemplate):
     """Questions grouped in subjects, each subject with an instruction line and its own dev shots."""
 
     def standardize(self, row: dict[str, Any], index: int) -> Instance:
@@ -57,19 +40,7 @@ class SubjectQuestions(Task):
         )
 
 
-MMLU = SubjectQuestions(
-    key="mmlu",
-    display_name="MMLU",
-    short_name="MMLU",
-    oe_eval_name="mmlu",
-    hf_path="cais/mmlu",
-    hf_name=None,  # one hub config per subject
-    split="test",
-    split_size=14042,
-    fewshot_split="dev",
-    subjects=SUBJECTS,
-    recommended_norm="char",
-    why_norm=WHY_CHAR,
-    has_pmi=False,
+MMLU = SubjectQuestions.of(
+    "mmlu",
     bundle=BundleArrow("hails/mmlu_no_train/{subject}/{split}"),
 )

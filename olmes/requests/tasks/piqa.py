@@ -7,11 +7,11 @@ from typing import Any
 
 from olmes.requests import prompts
 from olmes.requests.prompts import STANDARD, Wording
-from olmes.requests.tasks.base import WHY_CHAR, BundleArrow, Instance, Task
+from olmes.requests.tasks.base import BundleArrow, Instance, TaskTemplate
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
-class GoalSolutions(Task):
+class GoalSolutions(TaskTemplate):
     """A goal and two candidate solutions (kept unstripped, as the reference does)."""
 
     def standardize(self, row: dict[str, Any], index: int) -> Instance:
@@ -34,17 +34,7 @@ class GoalSolutions(Task):
         )
 
 
-PIQA = GoalSolutions(
-    key="piqa",
-    display_name="PIQA",
-    short_name="PIQA",
-    oe_eval_name="piqa",
-    hf_path="ybisk/piqa",
-    hf_name=None,
-    split="validation",
-    split_size=1838,
-    recommended_norm="char",
-    why_norm=WHY_CHAR,
-    has_pmi=True,
+PIQA = GoalSolutions.of(
+    "piqa",
     bundle=BundleArrow("piqa/plain_text/validation"),
 )

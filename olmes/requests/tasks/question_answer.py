@@ -6,15 +6,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from olmes.core.errors import OlmesError
+from olmes.core.methods import letter
 from olmes.requests import prompts
 from olmes.requests.prompts import STANDARD, Wording
-from olmes.requests.tasks.base import WHY_CHAR, WHY_PMI, BundleArrow, BundleDump, Instance, Task
+from olmes.requests.tasks.base import BundleArrow, BundleDump, Instance, TaskTemplate
 
 _QUESTION_PREFIX = "Question: "
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
-class QuestionAnswer(Task):
+class QuestionAnswer(TaskTemplate):
     """Rows with a question field, ``choices: {text, label}``, ``answerKey`` and an ``id``."""
 
     question_field: str = "question"
@@ -32,7 +33,7 @@ class QuestionAnswer(Task):
         query = doc["query"]
         if not (query.startswith(_QUESTION_PREFIX) and query.endswith(prompts.ANSWER_SUFFIX)):
             raise OlmesError(f"{self.key}: unexpected query in the reference dump: {query[:80]!r}")
-        labels = [prompts.letter(i) for i in range(len(doc["choices"]))]
+        labels = [letter(i) for i in range(len(doc["choices"]))]
         return {
             "id": doc["id"],
             self.question_field: query[len(_QUESTION_PREFIX) : -len(prompts.ANSWER_SUFFIX)],
@@ -52,63 +53,23 @@ class QuestionAnswer(Task):
         )
 
 
-ARC_CHALLENGE = QuestionAnswer(
-    key="arc_challenge",
-    display_name="ARC-Challenge",
-    short_name="ARC-C",
-    oe_eval_name="arc_challenge",
-    hf_path="allenai/ai2_arc",
-    hf_name="ARC-Challenge",
-    split="test",
-    split_size=1172,
-    recommended_norm="pmi",
-    why_norm=WHY_PMI,
-    has_pmi=True,
+ARC_CHALLENGE = QuestionAnswer.of(
+    "arc_challenge",
     bundle=BundleDump("arc_challenge", "test_rc_5shot"),
 )
 
-ARC_EASY = QuestionAnswer(
-    key="arc_easy",
-    display_name="ARC-Easy",
-    short_name="ARC-E",
-    oe_eval_name="arc_easy",
-    hf_path="allenai/ai2_arc",
-    hf_name="ARC-Easy",
-    split="test",
-    split_size=2376,
-    recommended_norm="char",
-    why_norm=WHY_CHAR,
-    has_pmi=True,
+ARC_EASY = QuestionAnswer.of(
+    "arc_easy",
     bundle=BundleDump("arc_easy", "test_rc_5shot"),
 )
 
-CSQA = QuestionAnswer(
-    key="csqa",
-    display_name="CommonsenseQA",
-    short_name="CSQA",
-    oe_eval_name="csqa",
-    hf_path="tau/commonsense_qa",
-    hf_name=None,
-    split="validation",
-    split_size=1221,
-    recommended_norm="pmi",
-    why_norm=WHY_PMI,
-    has_pmi=True,
+CSQA = QuestionAnswer.of(
+    "csqa",
     bundle=BundleArrow("tau/commonsense_qa/none/validation"),
 )
 
-OPENBOOKQA = QuestionAnswer(
-    key="openbookqa",
-    display_name="OpenBookQA",
-    short_name="OBQA",
-    oe_eval_name="openbookqa",
-    hf_path="allenai/openbookqa",
-    hf_name="main",
-    split="test",
-    split_size=500,
-    recommended_norm="pmi",
-    why_norm=WHY_PMI,
-    has_pmi=True,
+OPENBOOKQA = QuestionAnswer.of(
+    "openbookqa",
     bundle=BundleDump("openbookqa", "test_rc_5shot"),
     question_field="question_stem",
 )

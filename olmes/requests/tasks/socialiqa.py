@@ -7,11 +7,11 @@ from typing import Any
 
 from olmes.requests import prompts
 from olmes.requests.prompts import STANDARD, Wording
-from olmes.requests.tasks.base import WHY_CHAR, BundleArrow, Instance, Task
+from olmes.requests.tasks.base import BundleArrow, Instance, TaskTemplate
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
-class SituationQuestion(Task):
+class SituationQuestion(TaskTemplate):
     """A situation and a question about it; the dataset's labels "1".."3" become positions 0..2."""
 
     def standardize(self, row: dict[str, Any], index: int) -> Instance:
@@ -32,17 +32,7 @@ class SituationQuestion(Task):
         return self._stem(instance) + prompts.choice_lines(instance.choices, wording) + wording.answer_suffix
 
 
-SOCIALIQA = SituationQuestion(
-    key="socialiqa",
-    display_name="Social IQa",
-    short_name="SIQA",
-    oe_eval_name="socialiqa",
-    hf_path="allenai/social_i_qa",
-    hf_name=None,
-    split="validation",
-    split_size=1954,
-    recommended_norm="char",
-    why_norm=WHY_CHAR,
-    has_pmi=True,
+SOCIALIQA = SituationQuestion.of(
+    "socialiqa",
     bundle=BundleArrow("social_i_qa/none/validation"),
 )

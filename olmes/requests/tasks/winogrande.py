@@ -7,11 +7,11 @@ from typing import Any
 
 from olmes.requests import prompts
 from olmes.requests.prompts import STANDARD, Wording
-from olmes.requests.tasks.base import BundleArrow, Instance, Task
+from olmes.requests.tasks.base import BundleArrow, Instance, TaskTemplate
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
-class FillBlank(Task):
+class FillBlank(TaskTemplate):
     """A sentence with one ``_`` and two options for it."""
 
     def standardize(self, row: dict[str, Any], index: int) -> Instance:
@@ -42,21 +42,7 @@ class FillBlank(Task):
         return "Fill in the blank: " + sentence + choices + wording.answer_suffix
 
 
-WINOGRANDE = FillBlank(
-    key="winogrande",
-    display_name="WinoGrande",
-    short_name="WinoG",
-    oe_eval_name="winogrande",
-    hf_path="allenai/winogrande",
-    hf_name="winogrande_xl",
-    split="validation",
-    split_size=1267,
-    recommended_norm="none",
-    why_norm=(
-        "Both options score the very same continuation (the rest of the sentence) after two "
-        "different contexts, so dividing by its length changes nothing and there is no answer "
-        "whose own frequency needs correcting. OLMES uses the plain sum of log-probabilities."
-    ),
-    has_pmi=False,
+WINOGRANDE = FillBlank.of(
+    "winogrande",
     bundle=BundleArrow("winogrande/winogrande_xl/validation"),
 )

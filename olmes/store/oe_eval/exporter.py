@@ -23,9 +23,11 @@ from olmes.core.atomic import atomic_dir, write_json_atomic
 from olmes.core.errors import OlmesError
 from olmes.core.methods import CF, MCF, MCF_METHOD, PMI, Formulation
 from olmes.core.records import read_score_summary, write_records
+from olmes.core.tasks import TASKS, Task
 from olmes.requests.build import instance_rows, task_instances
-from olmes.requests.tasks import TASKS, Task
 from olmes.store.blobs import logprob_file
+from olmes.store.canonical import canonical_requests
+from olmes.store.layout import logprob_name
 from olmes.store.oe_eval.files import (
     CF_METRICS,
     EXPORT_MARK,
@@ -35,7 +37,7 @@ from olmes.store.oe_eval.files import (
     metric_methods,
     task_file,
 )
-from olmes.store.publish import canonical_requests, sources
+from olmes.store.sources import sources
 
 SUFFIXES = {
     "acc_raw": "raw",
@@ -61,7 +63,7 @@ def export_model(
             )
     with atomic_dir(output, "export") as folder:
         for task_key in chosen:
-            summary = read_score_summary(source.scores / f"{task_key}.scores.json")
+            summary = read_score_summary(source.summary_path(task_key))
             entries += _export_task(folder, len(entries), source, summary, data_source)
         if not entries:
             raise OlmesError(f"{origin} has no standard results of {model} to export")
@@ -77,7 +79,7 @@ def _export_task(folder: Path, start: int, source, summary: dict, data_source: s
     limit = summary["limit"]
     frames = {}
     for request_set, entry in summary["inputs"].items():
-        name = f"{task.key}.{request_set}.parquet"
+        name = logprob_name(task.key, request_set)
         path = (
             source.logprobs / name
             if source.store is None

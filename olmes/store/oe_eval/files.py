@@ -20,7 +20,7 @@ from typing import Any
 from olmes.core.errors import OlmesError
 from olmes.core.methods import CF, MCF, MCF_METHOD, Formulation, cf_method
 from olmes.core.resources import file_sha256
-from olmes.requests.tasks import TASKS, Task
+from olmes.core.tasks import TASKS, Task
 
 IMPLEMENTATION = "oe-eval"
 EXPORTED = "olmes export"  # the implementation named in files olmes wrote (olmes export oe-eval)

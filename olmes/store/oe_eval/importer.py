@@ -14,12 +14,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import platform
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
-from olmes import __version__
 from olmes.core.errors import OlmesError
 from olmes.core.methods import CF, MCF, PMI, Formulation
 from olmes.core.records import (
@@ -31,10 +28,20 @@ from olmes.core.records import (
     write_run_record,
 )
 from olmes.core.resources import file_sha256
+from olmes.core.tasks import Task
 from olmes.requests.build import request_sets, task_instances
-from olmes.requests.tasks import Task
+from olmes.store.canonical import canonical_requests
+from olmes.store.layout import (
+    LOGPROBS,
+    MODELS_FILE,
+    REQUESTS,
+    SCORES,
+    logprob_name,
+    predictions_name,
+    requests_name,
+    summary_name,
+)
 from olmes.store.oe_eval.files import TaskRun, metric_methods, read_run
-from olmes.store.publish import canonical_requests
 
 PER_TOKEN = "acc_per_token"
 ONE_TOKEN_NOTE = (
@@ -46,12 +53,11 @@ ONE_TOKEN_NOTE = (
 
 @dataclass
 class _Instance:
-    """One instance of the run: which task file it is in, its doc_id there, its id and gold."""
+    """One instance of the run: which task file it is in, its doc_id there, and its id."""
 
     run: TaskRun
     doc_id: int
     native_id: str
-    label: object
 
 
 @dataclass
@@ -112,7 +118,7 @@ def _instances(runs: list[TaskRun]) -> list[_Instance]:
         for row in run.requests:
             doc_id = _int(row.get("doc_id"), run, "doc_id")
             if doc_id < run.uncond_offset and doc_id not in docs:
-                docs[doc_id] = _Instance(run, doc_id, str(row.get("native_id")), row.get("label"))
+                docs[doc_id] = _Instance(run, doc_id, str(row.get("native_id")))
         if sorted(docs) != list(range(len(docs))):
             raise OlmesError(f"{run.paths['requests.jsonl']}: its doc_ids are not 0..{len(docs) - 1}")
         found += [docs[doc_id] for doc_id in range(len(docs))]
@@ -260,6 +266,7 @@ def import_run(folder: Path, target: ImportTarget) -> list[str]:
     from olmes.logprobs.engine import encode_requests
     from olmes.logprobs.identity import model_identity, qualified_name
     from olmes.logprobs.models import DTYPES, load_tokenizer
+    from olmes.logprobs.runner import write_parquet
 
     checked = check_run(folder, target.data_source)
     first = next(iter(checked[0].parts.values()))[0].metrics
@@ -268,7 +275,7 @@ def import_run(folder: Path, target: ImportTarget) -> list[str]:
     dtype = _their_dtype(first.get("model_config") or {})
     identity = model_identity(resolved, DTYPES.get(dtype, dtype))
     display_name = target.display_name or qualified_name(target.model, identity)
-    _add_to_models_file(target.output / "models.json", target.model, display_name)
+    _add_to_models_file(target.output / MODELS_FILE, target.model, display_name)
     lines = []
     for item in checked:
         files, records = {}, {}
@@ -276,10 +283,12 @@ def import_run(folder: Path, target: ImportTarget) -> list[str]:
             rows = list(canonical_requests(item.task.key, request_set, item.limit, target.data_source))
             encoded = encode_requests(tokenizer, [(r["context"], r["continuation"]) for r in rows], bos)
             results, differing = _results(item, request_set, rows, [e.num_cont for e in encoded])
-            requests_path = target.output / "requests" / target.model / f"{item.task.key}.{request_set}.jsonl"
+            requests_path = (
+                target.output / REQUESTS / target.model / requests_name(item.task.key, request_set)
+            )
             write_records(rows, requests_path)
-            output = target.output / "logprobs" / target.model / f"{item.task.key}.{request_set}.parquet"
-            _write_parquet(output, rows, results)
+            output = target.output / LOGPROBS / target.model / logprob_name(item.task.key, request_set)
+            write_parquet(output, rows, results)  # a pmi row's is_greedy is null: oe-eval does not report it
             files[request_set] = output
             record = _run_record(item, request_set, resolved, spec, dtype, identity, requests_path, rows)
             record["imported"].update(commit=target.commit, num_tokens_recounted=differing)
@@ -298,18 +307,13 @@ def _add_to_models_file(path: Path, model: str, display_name: str) -> None:
     write_json_atomic(path, {"models": [*entries, {"name": model, "display_name": display_name}]})
 
 
-def _write_parquet(output: Path, rows: list[RequestRow], results: list) -> None:
-    """The engine's log-prob format; a pmi row's is_greedy is null (oe-eval does not report it)."""
-    from olmes.logprobs.runner import write_parquet
-
-    write_parquet(output, rows, results)
-
-
 def _score_and_compare(item: ImportedTask, target: ImportTarget, files: dict, records: dict) -> list[str]:
-    from olmes.scoring.score import score_task, write_scores
+    """Score the task once; compare the run's metrics with ours and write them into the run records,
+    then the summary, which records those run records (so it is made after they are written)."""
+    from olmes.scoring.score import score_task, summarize, write_scores
 
     inputs = {f"{name}_path": path for name, path in files.items()}
-    _, first = score_task(target.model, **inputs, limit=item.limit)
+    predictions, first = score_task(target.model, **inputs, limit=item.limit)
     comparison = _comparison(item, first)
     for request_set, path in files.items():
         records[request_set]["imported"]["comparison"] = [
@@ -318,10 +322,11 @@ def _score_and_compare(item: ImportedTask, target: ImportTarget, files: dict, re
             if _formulation_of(entry["method"]) == (MCF if request_set == MCF else CF)
         ]
         write_run_record(path, records[request_set])
-    predictions, summary = score_task(target.model, **inputs, limit=item.limit)
-    scores = target.output / "scores" / target.model
-    write_scores(predictions, summary, scores / f"{item.task.key}.predictions.parquet",
-                 scores / f"{item.task.key}.scores.json")  # fmt: skip
+    summary = summarize(predictions, {name: files[name] for name in first["inputs"]}, item.limit)
+    scores = target.output / SCORES / target.model
+    write_scores(
+        predictions, summary, scores / predictions_name(item.task.key), scores / summary_name(item.task.key)
+    )
     agree = sum(entry["agrees"] for entry in comparison)
     lines = [
         f"{target.model} {item.task.key}: imported {item.count} instances "
@@ -375,6 +380,8 @@ def _comparison(item: ImportedTask, summary: dict) -> list[MetricComparison]:
 def _run_record(item, request_set, resolved, spec, dtype, identity, requests_path, rows) -> RunRecord:
     """The run record of an imported log-prob file: who computed it (``imported``), the tokenizer's
     model as ``model``; nothing was computed here, so the engine's counts are 0."""
+    from olmes.logprobs.runner import versions
+
     runs = item.parts[MCF if request_set == MCF else CF]
     first = runs[0].metrics
     model_config = first.get("model_config") or {}
@@ -382,8 +389,8 @@ def _run_record(item, request_set, resolved, spec, dtype, identity, requests_pat
         "model": spec,
         "model_kind": resolved.kind,
         "model_path": str(resolved.path),
-        "model_revision": resolved.identity,
-        "model_fingerprint": _fingerprint(first, resolved.identity, dtype),
+        "model_revision": resolved.content_id,
+        "model_fingerprint": _fingerprint(first, resolved.content_id, dtype),
         "dtype": dtype,
         "device": str(model_config.get("device") or "not recorded"),
         "hardware": "not recorded (imported)",
@@ -392,7 +399,7 @@ def _run_record(item, request_set, resolved, spec, dtype, identity, requests_pat
         "max_input_tokens": int(model_config.get("max_length") or 2048),
         "max_batch_tokens": None,
         "imported": _imported(runs),
-        "versions": _versions(),
+        "versions": versions(),
         "requests_file": str(requests_path),
         "requests_sha256": file_sha256(requests_path),
         "num_requests": len(rows),
@@ -453,13 +460,3 @@ def _their_dtype(model_config: dict) -> str:
         if isinstance(value, str) and value not in ("auto", ""):
             return value.removeprefix("torch.")
     return "not recorded"
-
-
-def _versions() -> dict[str, str | None]:
-    versions: dict[str, str | None] = {"olmes": __version__, "python": platform.python_version()}
-    for package in ("transformers", "tokenizers", "pyarrow"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
-    return versions
