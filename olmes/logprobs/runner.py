@@ -225,11 +225,15 @@ def hardware(device) -> str:
     return f"{name} ({os.cpu_count()} CPUs)"
 
 
-def versions() -> dict:
-    """The versions a run record lists: olmes, python and the packages that make the log-probs (None
-    for one not installed)."""
+ENGINE_PACKAGES = ("torch", "transformers", "tokenizers", "numpy", "pyarrow")
+"""The packages that make the engine's log-probs and their files."""
+
+
+def versions(packages: tuple[str, ...] = ENGINE_PACKAGES) -> dict:
+    """The versions a run record lists: olmes, python and ``packages``, those that made its files
+    (None for one not installed)."""
     found = {"olmes": __version__, "python": platform.python_version()}
-    for package in ("torch", "transformers", "tokenizers", "numpy", "pyarrow"):
+    for package in packages:
         try:
             found[package] = metadata.version(package)
         except metadata.PackageNotFoundError:

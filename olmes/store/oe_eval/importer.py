@@ -44,6 +44,9 @@ from olmes.store.layout import (
 from olmes.store.oe_eval.files import TaskRun, metric_methods, read_run
 
 PER_TOKEN = "acc_per_token"
+IMPORT_PACKAGES = ("transformers", "tokenizers", "pyarrow")
+"""What an import's run records list beside olmes and python: what recounted the tokens and wrote
+the files here (the log-probs were computed by the run's own software, at the commit it names)."""
 ONE_TOKEN_NOTE = (
     "its predictions count 1 token for every continuation (num_tokens 1: a known defect of "
     "oe-eval's HF path at this version), so its acc_per_token is its acc_raw; olmes counts the "
@@ -399,7 +402,7 @@ def _run_record(item, request_set, resolved, spec, dtype, identity, requests_pat
         "max_input_tokens": int(model_config.get("max_length") or 2048),
         "max_batch_tokens": None,
         "imported": _imported(runs),
-        "versions": versions(),
+        "versions": versions(IMPORT_PACKAGES),
         "requests_file": str(requests_path),
         "requests_sha256": file_sha256(requests_path),
         "num_requests": len(rows),
