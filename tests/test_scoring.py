@@ -385,6 +385,9 @@ def test_predictions_files_hold_exactly_the_declared_columns(tmp_path):
     with pytest.raises(OlmesError, match="predictions not in the declared columns"):
         scoring.write_predictions(predictions.drop(columns="top_gap"), tmp_path / "q.parquet")
     assert not (tmp_path / "q.parquet").exists()
+    predictions.drop(columns="nonfinite").to_parquet(tmp_path / "before.parquet")  # an optional column
+    read = scoring.read_predictions_file(tmp_path / "before.parquet", columns=["correct", "nonfinite"])
+    assert list(read.columns) == ["correct"]
     predictions.drop(columns=["label", "correct"]).to_parquet(tmp_path / "old.parquet")
     with pytest.raises(
         OlmesError, match=r"old.parquet: missing column\(s\) label, correct; is this an olmes"

@@ -71,12 +71,17 @@ class Method:
         return self.score(table)
 
 
+def missing_pmi(cf_path: Any) -> OlmesError:
+    """The error of CF log-probs scored for pmi without their pmi file."""
+    return OlmesError(
+        f"{cf_path}: pmi asked but no pmi log-prob file was given; make the task's pmi "
+        "requests (olmes requests --request-set pmi) and score them with the engine"
+    )
+
+
 def _pmi(table: ChoiceLogprobs) -> Any:
     if table.uncond_sum is None:
-        raise OlmesError(
-            f"{table.path}: pmi asked but no pmi log-prob file was given; make the task's pmi "
-            "requests (olmes requests --request-set pmi) and score them with the engine"
-        )
+        raise missing_pmi(table.path)
     return table.sum_logprob - table.uncond_sum
 
 

@@ -32,6 +32,7 @@ from olmes.core.methods import (
     cf_method,
     get_method,
     methods_for,
+    missing_pmi,
 )
 from olmes.core.records import (
     LOGPROB_SCORED,
@@ -357,8 +358,9 @@ def write_predictions(predictions: pd.DataFrame, path: str | Path) -> None:
 
 
 def read_predictions_file(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
-    """A predictions file's rows (``columns`` only, where given), refused in one line when it is not
-    one or lacks a required column of :data:`~olmes.core.records.PREDICTION_COLUMNS`."""
+    """A predictions file's rows (``columns`` only, where given, less the optional ones the file was
+    written without), refused in one line when it is not one or lacks a required column of
+    :data:`~olmes.core.records.PREDICTION_COLUMNS`."""
     try:
         present = set(pq.read_schema(path).names)
         missing = [c.name for c in PREDICTION_COLUMNS if c.required and c.name not in present]
@@ -367,7 +369,9 @@ def read_predictions_file(path: str | Path, columns: list[str] | None = None) ->
                 f"{path}: missing column(s) {', '.join(missing)}; is this an olmes predictions file? "
                 "Re-run olmes score (or olmes predict)"
             )
-        return pd.read_parquet(path, columns=columns)
+        absent = {c.name for c in PREDICTION_COLUMNS if not c.required and c.name not in present}
+        wanted = None if columns is None else [name for name in columns if name not in absent]
+        return pd.read_parquet(path, columns=wanted)
     except (OSError, ValueError) as error:
         raise OlmesError(f"{path}: cannot read predictions ({error}); re-run olmes score") from error
 
@@ -605,10 +609,7 @@ def summarize(
     spec = get_task(task)
     found = set(predictions["method"])
     if CF in inputs and (spec.has_pmi or require_pmi) and cf_method(PMI).key not in found:
-        raise OlmesError(
-            f"{inputs[CF]}: pmi asked but no pmi log-prob file was given; make the task's pmi "
-            "requests (olmes requests --request-set pmi) and score them with the engine"
-        )
+        raise missing_pmi(inputs[CF])
     if CF in inputs and MCF in inputs:
         check_same_instances(predictions, inputs[CF], inputs[MCF])
     methods = method_stats(predictions, task)

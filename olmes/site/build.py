@@ -46,7 +46,7 @@ from olmes.site.inputs import load_requests, load_site_scores, read_reproduction
 from olmes.site.model_view import model_view
 from olmes.site.pages import SiteData, task_facts
 from olmes.site.predictions import BrowserData
-from olmes.site.registry import SiteInputs, navigation, site_pages
+from olmes.site.registry import SiteInputs, site_pages
 from olmes.site.reported import reported_view
 from olmes.site.task_view import browser_models, browser_setup, task_methods, task_view
 from olmes.site.writer import SiteWriter
@@ -158,9 +158,10 @@ def _build_into(
     requests, instances = load_requests(request_paths)
     data = SiteData(scores, tables, requests, instances)
     inputs = SiteInputs(data, reproduction)
+    pages = site_pages(inputs)
     common = {
         "site_title": title,
-        "nav": navigation(inputs),
+        "nav": [(page.path, page.title) for page in pages],  # the navigation
         "reproduction": reproduction,
         "tasks": data.tasks,
         "models": data.models,
@@ -172,7 +173,7 @@ def _build_into(
     identities = {info.name: info.identity for info in data.scores.models}  # None where not recorded
     env.filters["identity"] = lambda name: identity_line(identities.get(name))  # what it is, one line
     out = SiteWriter(root, env, common)
-    for page in site_pages(inputs):
+    for page in pages:
         out.page(page.path, page.template, **page.view(inputs, out))
     for model in data.models:
         out.page(

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,12 +125,21 @@ def _read_table(folder: Path, key: str, kind: type[Table]) -> Table:
         raise OlmesError(f"{path} missing; re-run `olmes tables --out {folder}`")
     try:
         return read_document(path, kind)
-    except OlmesError as error:
-        if "'values' is missing" in str(error):
+    except OlmesError:
+        if _lacks_values(path):
             raise OlmesError(
                 f"{path} was written by an older olmes; re-run `olmes tables --out {folder}`"
             ) from None
         raise
+
+
+def _lacks_values(path: Path) -> bool:
+    """A JSON object without ``values``: a table written before olmes wrote them."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(document, dict) and "values" not in document
 
 
 def check_tables_match(scores: ScoreSet, tables: TableSet) -> None:

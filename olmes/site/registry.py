@@ -99,11 +99,6 @@ def site_pages(inputs: SiteInputs) -> list[Page]:
     return [page for entry in PAGES for page in entry.pages(inputs)]
 
 
-def navigation(inputs: SiteInputs) -> list[tuple[str, str]]:
-    """(path, title) of each page of the navigation."""
-    return [(page.path, page.title) for page in site_pages(inputs)]
-
-
 def _always(inputs: SiteInputs) -> bool:
     return True
 

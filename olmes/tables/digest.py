@@ -27,7 +27,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from olmes.core.atomic import atomic_path
 from olmes.core.records import ScoreSummary, TaskFlag
@@ -110,8 +109,7 @@ def compute(summary: ScoreSummary, predictions: pd.DataFrame) -> PredictionDiges
 
 def read_columns(path: Path) -> pd.DataFrame:
     """The :data:`COLUMNS` a predictions file has (files made before ``nonfinite`` existed lack it)."""
-    present = set(pq.read_schema(path).names)
-    return read_predictions_file(path, columns=[name for name in COLUMNS if name in present])
+    return read_predictions_file(path, columns=COLUMNS)
 
 
 def _key(summary: ScoreSummary, summary_path: Path) -> str:

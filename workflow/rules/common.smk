@@ -16,12 +16,10 @@ from olmes.store import publish as results_store
 from olmes.logprobs.models import DTYPES, default_dtype
 from olmes.logprobs.placement import DEFAULT_GPU_MEMORY_GB, job_resources, safetensors_parameters
 from olmes.logprobs.spec import parse_model_spec
-from olmes.core.tasks import STANDARD_VARIANT, VARIANT_NAMES
+from olmes.core.tasks import STANDARD_VARIANT, TASKS, VARIANT_NAMES
 from olmes.requests.build import request_sets
-from olmes.core.methods import METHODS, get_method, methods_for
+from olmes.core.methods import METHODS, REQUEST_SETS, ROTATIONS, get_method, methods_for
 from olmes.scoring.rotations import ROTATIONS_SUFFIX
-from olmes.core.methods import REQUEST_SETS, ROTATIONS
-from olmes.core.tasks import TASKS
 
 
 try:
