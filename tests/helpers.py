@@ -4,6 +4,8 @@ headless-Chromium page wrapper, the tiny workflow configuration. Fixtures live i
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import io
 import os
 import subprocess
 import sys
@@ -13,9 +15,11 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from olmes.core.records import LOGPROB_SCORED
+from olmes.cli.main import main
+from olmes.core.records import LOGPROB_SCORED, write_records, write_run_record
 from olmes.core.tasks import get_task
 from olmes.requests.build import request_sets
+from olmes.store import publish as store
 
 # -- log-prob rows and files as the engine writes them -----------------------------------------------
 
@@ -265,3 +269,185 @@ def write_workflow_config(workdir: Path, model_paths: dict[str, Path], **overrid
     config.update(overrides)
     (workdir / "config").mkdir(parents=True, exist_ok=True)
     (workdir / "config" / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+
+
+# -- results folders and stores as the workflow and publish leave them -------------------------------
+
+TASK = "openbookqa"  # 500 instances, scores pmi: three request sets
+SETS = ("cf", "pmi", "mcf")
+
+
+def make_results(
+    root: Path,
+    model: str,
+    *,
+    limit: int | None = None,
+    seed: int = 0,
+    fingerprint: str = "f" * 32,
+    tamper=None,
+) -> Path:
+    """A results folder holding ``model`` on TASK: requests, log-probs + run records, scores."""
+    rng = np.random.default_rng(seed)
+    inputs = []
+    for request_set in SETS:
+        rows = [dict(row) for row in store.canonical_requests(TASK, request_set, limit, "bundle")]
+        if tamper is not None and request_set == "cf":
+            rows = [tamper(row) for row in rows]
+        logprobs = write_logprobs(root, model, request_set, rows, fingerprint, rng)
+        inputs += [f"--{request_set}", str(logprobs)]
+    return score_results(root, model, inputs, limit)
+
+
+def write_logprobs(folder: Path, model: str, request_set: str, rows, fingerprint: str, rng) -> Path:
+    """A request file and made-up log-probs of it with their run record, as the workflow writes them."""
+    from olmes.logprobs.runner import hardware, write_parquet  # torch: only the tests that make results
+
+    requests = folder / "requests" / f"{TASK}.{request_set}.jsonl"
+    write_records(rows, requests)
+    logprobs = folder / "logprobs" / model / f"{TASK}.{request_set}.parquet"
+    logprobs.parent.mkdir(parents=True, exist_ok=True)
+    write_parquet(logprobs, rows, [(float(-rng.uniform(1, 20)), 3, False) for _ in rows])
+    record = run_record(model, TASK, request_set)
+    record.update(
+        model=f"/models/{model}",
+        model_path=str(folder / ".cache" / model),  # as the engine records it: a folder of this machine
+        model_fingerprint=fingerprint,
+        hardware=hardware("cpu"),
+        requests_file=str(requests),
+        requests_sha256=hashlib.sha256(requests.read_bytes()).hexdigest(),
+        num_requests=len(rows),
+    )
+    write_run_record(logprobs, record)
+    return logprobs
+
+
+def score_results(root: Path, model: str, inputs: list[str], limit: int | None) -> Path:
+    scores = root / "scores" / model
+    limit_args = ["--limit", str(limit)] if limit else []
+    code = main(
+        ["score", "--model-name", model, "--task", TASK, *inputs, *limit_args,
+         "--predictions", str(scores / f"{TASK}.predictions.parquet"),
+         "--summary", str(scores / f"{TASK}.scores.json")]
+    )  # fmt: skip
+    assert code == 0
+    return root
+
+
+def publish_cli(*args: str) -> tuple[int, str]:
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["publish", *args])
+    return code, err.getvalue()
+
+
+def snapshot(root: Path, skip: str | None = None) -> dict[str, bytes]:
+    """Every file under ``root`` (but ``skip``) by its relative path, with its bytes."""
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != skip
+    }
+
+
+def make_robustness(
+    root: Path, model: str, *, limit: int = 7, fingerprint: str = "f" * 32, tamper=None
+) -> Path:
+    """A results folder holding ``model``'s robustness results on TASK's first ``limit`` instances:
+    prompt variant var1 (its CF requests changed by ``tamper``) and every answer order."""
+    rng = np.random.default_rng(1)
+    inputs = []
+    for request_set in SETS:
+        rows = [dict(row) for row in store.canonical_requests(TASK, request_set, limit, "bundle", "var1")]
+        if tamper is not None and request_set == "cf":
+            rows = [tamper(row) for row in rows]
+        logprobs = write_logprobs(root / "variants" / "var1", model, request_set, rows, fingerprint, rng)
+        inputs += [f"--{request_set}", str(logprobs)]
+    score_results(root / "variants" / "var1", model, inputs, limit)
+    files = {}
+    for request_set in ("mcf", "mcf_rot"):
+        rows = [dict(row) for row in store.canonical_requests(TASK, request_set, limit, "bundle")]
+        files[request_set] = write_logprobs(root, model, request_set, rows, fingerprint, rng)
+    report = root / "scores" / model / f"{TASK}.rotations.json"
+    argv = [
+        "rotations",
+        "--model-name",
+        model,
+        "--mcf",
+        str(files["mcf"]),
+        "--rotations",
+        str(files["mcf_rot"]),
+    ]
+    assert main([*argv, "--output", str(report)]) == 0
+    return root
+
+
+def write_model_files(tmp_path: Path, model: str, skill: float) -> list[str]:
+    """CF and MCF log-prob files of one model on BoolQ and MMLU, right on a ``skill`` share of instances."""
+    rng = np.random.default_rng(sum(map(ord, model)))
+    files = []
+    layouts = (
+        ("boolq", [" yes", " no"], [None]),
+        ("mmlu", [" a", " b", " c", " d"], ["anatomy", "virology"]),
+    )
+    for task, choices, subjects in layouts:
+        cf, mcf = [], []
+        for index in range(40):
+            label = index % len(choices)
+            extra = {"subject": subjects[index % len(subjects)]} if subjects[0] else {}
+            right = rng.random() < skill
+            sums = [-3.0] * len(choices)
+            sums[label if right else (label + 1) % len(choices)] = -1.0
+            cf += instance_rows(task, "cf", index, choices, sums, label, **extra)
+            mcf_sums = [-2.0] * len(choices)
+            mcf_sums[label if rng.random() < skill else (label + 1) % len(choices)] = -0.5
+            letters = [" A", " B", " C", " D"][: len(choices)]
+            mcf += instance_rows(task, "mcf", index, letters, mcf_sums, label, **extra)
+        cf_path = write(tmp_path, f"{model}-{task}-cf.parquet", cf)
+        mcf_path = write(tmp_path, f"{model}-{task}-mcf.parquet", mcf)
+        out = tmp_path / "scores" / model
+        argv = ["score", "--model-name", model, "--cf", str(cf_path), "--mcf", str(mcf_path), "--limit", "40"]
+        argv += ["--predictions", str(out / f"{task}.predictions.parquet")]
+        argv += ["--summary", str(out / f"{task}.scores.json")]
+        assert main(argv) == 0
+        files.append(str(out / f"{task}.scores.json"))
+    return files
+
+
+# -- commands and models --------------------------------------------------------------------------
+
+
+def olmes(*args: str) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return code, err.getvalue()
+
+
+def reference(lm, pairs, max_input: int | None = None):
+    """Score each request alone, tokenized independently as lm-evaluation-harness does (``lm`` a
+    :class:`olmes.logprobs.models.LoadedModel`; ``max_input`` tokens at most, the engine's limit)."""
+    import torch
+
+    from olmes.logprobs import engine
+
+    max_input = engine.MAX_INPUT_TOKENS if max_input is None else max_input
+    tokenizer = lm.tokenizer
+    prefix = [] if lm.bos_token_id is None else [lm.bos_token_id]
+    sums, counts, greedy = [], [], []
+    for context, continuation in pairs:
+        context_ids = prefix + tokenizer(context, add_special_tokens=False)["input_ids"]
+        whole = prefix + tokenizer(context + continuation, add_special_tokens=False)["input_ids"]
+        continuation_ids = whole[len(context_ids) :]
+        inputs = whole[-(max_input + 1) :][:-1]
+        with torch.inference_mode():
+            logits = lm.model(torch.tensor([inputs])).logits[0]
+            logprobs = logits.to(torch.promote_types(logits.dtype, torch.float32)).log_softmax(-1)
+        picked = logprobs[len(inputs) - len(continuation_ids) :]
+        target = torch.tensor(continuation_ids)
+        sums.append(picked.gather(1, target[:, None]).sum().item())
+        counts.append(len(continuation_ids))
+        greedy.append(bool((picked.argmax(-1) == target).all()))
+    return np.array(sums), np.array(counts), np.array(greedy)

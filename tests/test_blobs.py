@@ -12,7 +12,6 @@ import contextlib
 import functools
 import hashlib
 import http.server
-import io
 import json
 import shutil
 import threading
@@ -20,11 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from olmes.cli.main import main
 from olmes.core.errors import OlmesError
 from olmes.store import blobs
 from olmes.store import publish as store
-from tests.test_store import SETS, TASK, make_results, make_robustness
+from tests.helpers import SETS, TASK, make_results, make_robustness, olmes
 
 LIMIT = 7
 
@@ -45,13 +43,6 @@ def publish(results: tuple[Path, Path], target: Path, *args: str) -> tuple[int, 
 
 def publish_from(origin: Path, target: Path, *args: str) -> tuple[int, str]:
     return olmes("publish", "--from", str(origin), "--store", str(target), "--partial", *args)
-
-
-def olmes(*args: str) -> tuple[int, str]:
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        code = main(list(args))
-    return code, err.getvalue()
 
 
 def recorded(leaderboard: Path) -> dict[str, str]:

@@ -25,7 +25,7 @@ def test_check_model_says_the_fast_path_is_exact_for_a_llama(tmp_path, capsys):
     line = capsys.readouterr().err.strip().splitlines()[-1]
     assert "the fast tree path is exact on 52 requests" in line and "scores it on the tree path" in line
     report = json.loads((tmp_path / "r.json").read_text())
-    assert report["tree_exact"] and report["ok"] and report["tree_max_delta"] <= 1e-4
+    assert report["tree_exact"] and report["ok"] and report["tree_max_share"] <= 1
     assert report["scoring_path"] == "tree" and report["tree_greedy_flips"] == 0
 
 
@@ -35,7 +35,7 @@ def test_check_model_says_the_fast_path_is_wrong_for_mpt_and_what_it_uses(tmp_pa
     line = capsys.readouterr().err.strip().splitlines()[-1]
     assert "is NOT exact" in line and "safe leaves path" in line and "ALiBi" in line
     report = json.loads((tmp_path / "r.json").read_text())
-    assert not report["tree_exact"] and report["tree_max_delta"] > 1e-2 and report["ok"]
+    assert not report["tree_exact"] and report["tree_max_share"] > 10 and report["ok"]
 
 
 def test_check_model_reports_a_crash_of_the_tree_path(tmp_path, capsys):

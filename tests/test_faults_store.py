@@ -3,7 +3,7 @@ once, a publish killed midway, a lock left behind, a hand-edited summary publish
 not verifying, an altered tables cache entry, an edited bits-per-byte, symbolic links, unknown files
 and a stray summary in the store. Each ends in the right result or one line that says what is wrong,
 with nothing lost. Stores are small: one model on OpenBookQA with made-up log-probs
-(tests/test_store.py's helpers), built once and copied for each fault."""
+(tests/helpers.py's results helpers), built once and copied for each fault."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ from olmes.core.resources import file_sha256
 from olmes.store import publish as store
 from olmes.store.verify import verify_store
 from olmes.tables import digest as digests
-from tests import test_store
-from tests.test_store import TASK, make_results, publish_cli
+from tests import helpers
+from tests.helpers import TASK, make_results, publish_cli
 
 REPO = Path(__file__).resolve().parent.parent
 MODEL = "M1"
@@ -65,13 +65,13 @@ def edit_json(path: Path, change) -> None:
 
 
 def results_of(root: Path, model: str, task: str, *, limit: int | None = None) -> Path:
-    """tests/test_store.py's make_results for another task."""
-    saved = test_store.TASK
-    test_store.TASK = task
+    """tests/helpers.py's make_results for another task."""
+    saved = helpers.TASK
+    helpers.TASK = task
     try:
         return make_results(root, model, limit=limit)
     finally:
-        test_store.TASK = saved
+        helpers.TASK = saved
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

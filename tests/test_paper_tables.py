@@ -21,7 +21,7 @@ from olmes.scoring import score as scoring
 from olmes.tables import paper as tables
 from olmes.tables import paper_check, paper_layouts, render, results
 from olmes.tables.reported import PAPER_DATA, paper_table
-from tests.test_tables import write_model_files
+from tests.helpers import write_model_files
 
 TABLE4_MODELS = [row["model"] for row in paper_table("table4_olmes")]
 BEST_MARGIN = 1e-6  # breaks the rounded cells' ties the way the paper's unrounded numbers did

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from olmes.store import publish as store
-from tests.test_store import TASK, _snapshot, make_results, make_robustness
+from tests.helpers import TASK, make_results, make_robustness, snapshot
 
 REPO = Path(__file__).resolve().parent.parent
 ABSOLUTE = re.compile(r'"/(tmp|root|home|work)')  # a JSON string that starts with a machine's folder
@@ -37,7 +37,7 @@ def test_two_folders_publish_the_same_store_bytes(tmp_path, monkeypatch, layout)
     # the results themselves name their folders: the test would fail if publish copied them as they are
     summary = f"results/scores/M1/{TASK}.scores.json"
     assert (tmp_path / "one" / summary).read_bytes() != (tmp_path / "elsewhere/two" / summary).read_bytes()
-    one, two = _snapshot(first), _snapshot(second)
+    one, two = snapshot(first), snapshot(second)
     assert sorted(one) == sorted(two) and len(one) > 10
     assert [name for name in one if one[name] != two[name]] == []
     text = "\n".join(data.decode("utf-8") for name, data in one.items() if name.endswith(".json"))
@@ -62,7 +62,7 @@ def test_a_local_model_is_named_without_its_folder(tmp_path, monkeypatch) -> Non
             path.write_text(json.dumps(summary))
         stores.append(place / "store")
         store.publish(results, stores[-1], logprobs="in-store")
-    one, two = _snapshot(stores[0]), _snapshot(stores[1])
+    one, two = snapshot(stores[0]), snapshot(stores[1])
     assert one == two
     text = "\n".join(data.decode("utf-8") for name, data in one.items() if name.endswith(".json"))
     assert str(tmp_path) not in text and '"spec": "my-ckpt"' in text and '"model": "my-ckpt"' in text
@@ -114,12 +114,12 @@ def test_migration_makes_an_old_store_portable_and_changes_nothing_else(tmp_path
     )
     assert ABSOLUTE.search((model / "scores" / f"{TASK}.scores.json").read_text())
     assert _migrate(old) == 0
-    assert _snapshot(old) == _snapshot(target)
-    assert _migrate(old) == 0 and _snapshot(old) == _snapshot(target)
+    assert snapshot(old) == snapshot(target)
+    assert _migrate(old) == 0 and snapshot(old) == snapshot(target)
 
 
 def _copy_tree(source: Path, target: Path) -> None:
-    for name, data in _snapshot(source).items():
+    for name, data in snapshot(source).items():
         (target / name).parent.mkdir(parents=True, exist_ok=True)
         (target / name).write_bytes(data)
 

@@ -7,93 +7,24 @@ hashes and labels, not the model.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from olmes.cli.main import main
 from olmes.core.errors import OlmesError
-from olmes.core.records import olmes_score, write_records, write_run_record
+from olmes.core.records import olmes_score
 from olmes.core.tasks import TASKS, get_task
-from olmes.logprobs.runner import hardware, write_parquet
+from olmes.logprobs.runner import hardware
 from olmes.store import blobs
 from olmes.store import publish as store
 from olmes.store.checks import check_task
 from olmes.store.sources import sources
 from olmes.store.verify import verify_store
-from tests.helpers import run_record
-
-TASK = "openbookqa"  # 500 instances, scores pmi: three request sets
-SETS = ("cf", "pmi", "mcf")
-
-
-def make_results(
-    root: Path,
-    model: str,
-    *,
-    limit: int | None = None,
-    seed: int = 0,
-    fingerprint: str = "f" * 32,
-    tamper=None,
-) -> Path:
-    """A results folder holding ``model`` on TASK: requests, log-probs + run records, scores."""
-    rng = np.random.default_rng(seed)
-    inputs = []
-    for request_set in SETS:
-        rows = [dict(row) for row in store.canonical_requests(TASK, request_set, limit, "bundle")]
-        if tamper is not None and request_set == "cf":
-            rows = [tamper(row) for row in rows]
-        logprobs = write_logprobs(root, model, request_set, rows, fingerprint, rng)
-        inputs += [f"--{request_set}", str(logprobs)]
-    return _score(root, model, inputs, limit)
-
-
-def write_logprobs(folder: Path, model: str, request_set: str, rows, fingerprint: str, rng) -> Path:
-    """A request file and made-up log-probs of it with their run record, as the workflow writes them."""
-    requests = folder / "requests" / f"{TASK}.{request_set}.jsonl"
-    write_records(rows, requests)
-    logprobs = folder / "logprobs" / model / f"{TASK}.{request_set}.parquet"
-    logprobs.parent.mkdir(parents=True, exist_ok=True)
-    write_parquet(logprobs, rows, [(float(-rng.uniform(1, 20)), 3, False) for _ in rows])
-    record = run_record(model, TASK, request_set)
-    record.update(
-        model=f"/models/{model}",
-        model_path=str(folder / ".cache" / model),  # as the engine records it: a folder of this machine
-        model_fingerprint=fingerprint,
-        hardware=hardware("cpu"),
-        requests_file=str(requests),
-        requests_sha256=hashlib.sha256(requests.read_bytes()).hexdigest(),
-        num_requests=len(rows),
-    )
-    write_run_record(logprobs, record)
-    return logprobs
-
-
-def _score(root: Path, model: str, inputs: list[str], limit: int | None) -> Path:
-    scores = root / "scores" / model
-    limit_args = ["--limit", str(limit)] if limit else []
-    code = main(
-        ["score", "--model-name", model, "--task", TASK, *inputs, *limit_args,
-         "--predictions", str(scores / f"{TASK}.predictions.parquet"),
-         "--summary", str(scores / f"{TASK}.scores.json")]
-    )  # fmt: skip
-    assert code == 0
-    return root
-
-
-def publish_cli(*args: str) -> tuple[int, str]:
-    import contextlib
-    import io
-
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        code = main(["publish", *args])
-    return code, err.getvalue()
+from tests.helpers import TASK, make_results, make_robustness, publish_cli, snapshot
 
 
 def test_full_result_becomes_an_olmes_score(tmp_path) -> None:
@@ -139,10 +70,10 @@ def test_existing_model_is_replaced_only_when_asked(tmp_path) -> None:
     second = make_results(tmp_path / "second", "M1", seed=1)
     target = str(tmp_path / "store")
     assert publish_cli("--from", str(first), "--store", target)[0] == 0
-    before = _snapshot(tmp_path / "store")
+    before = snapshot(tmp_path / "store")
     code, err = publish_cli("--from", str(second), "--store", target)
     assert code == 2 and f"already has M1 on {TASK}; pass --replace" in err
-    assert _snapshot(tmp_path / "store") == before
+    assert snapshot(tmp_path / "store") == before
     code, err = publish_cli("--from", str(second), "--store", target, "--replace")
     assert code == 0, err
     published = (tmp_path / "store/models/M1/scores" / f"{TASK}.predictions.parquet").read_bytes()
@@ -161,7 +92,7 @@ def test_interrupted_publish_leaves_the_store_as_it_was(tmp_path, monkeypatch) -
     first = make_results(tmp_path / "first", "M1", seed=0)
     second = make_results(tmp_path / "second", "M1", seed=1)
     store.publish(first, tmp_path / "store")
-    before = _snapshot(tmp_path / "store")
+    before = snapshot(tmp_path / "store")
     calls = []
 
     def copy_then_stop(source, target):
@@ -174,7 +105,7 @@ def test_interrupted_publish_leaves_the_store_as_it_was(tmp_path, monkeypatch) -
     monkeypatch.setattr(store, "_copy", copy_then_stop)
     with pytest.raises(KeyboardInterrupt):
         store.publish(second, tmp_path / "store", replace=True)
-    assert _snapshot(tmp_path / "store") == before
+    assert snapshot(tmp_path / "store") == before
     assert not [p for p in (tmp_path / "store/models").iterdir() if p.name.startswith(".")]
 
 
@@ -192,7 +123,7 @@ def test_two_stores_merge_into_the_leaderboard_of_one(tmp_path) -> None:
     together, merged = tmp_path / "tables-together", tmp_path / "tables-a"
     compared = [p.name for p in together.iterdir() if p.name != "index.json"]
     assert compared and all((together / n).read_bytes() == (merged / n).read_bytes() for n in compared)
-    assert _snapshot(tmp_path / "together", skip="model.json") == _snapshot(tmp_path / "a", skip="model.json")
+    assert snapshot(tmp_path / "together", skip="model.json") == snapshot(tmp_path / "a", skip="model.json")
     with pytest.raises(OlmesError, match="already has M1"):
         store.publish(tmp_path / "b", tmp_path / "a")
 
@@ -251,46 +182,6 @@ def test_committed_store_verifies() -> None:
     assert found.results >= 20 and not found.notes  # 2 models x 10 tasks, and their robustness results
     readme = (root.parent / "README.md").read_text()
     assert readme.count("scores.json](leaderboard/") == 20  # one row per store model x task: 2 x 10
-
-
-def _snapshot(root: Path, skip: str | None = None) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name != skip
-    }
-
-
-def make_robustness(
-    root: Path, model: str, *, limit: int = 7, fingerprint: str = "f" * 32, tamper=None
-) -> Path:
-    """A results folder holding ``model``'s robustness results on TASK's first ``limit`` instances:
-    prompt variant var1 (its CF requests changed by ``tamper``) and every answer order."""
-    rng = np.random.default_rng(1)
-    inputs = []
-    for request_set in SETS:
-        rows = [dict(row) for row in store.canonical_requests(TASK, request_set, limit, "bundle", "var1")]
-        if tamper is not None and request_set == "cf":
-            rows = [tamper(row) for row in rows]
-        logprobs = write_logprobs(root / "variants" / "var1", model, request_set, rows, fingerprint, rng)
-        inputs += [f"--{request_set}", str(logprobs)]
-    _score(root / "variants" / "var1", model, inputs, limit)
-    files = {}
-    for request_set in ("mcf", "mcf_rot"):
-        rows = [dict(row) for row in store.canonical_requests(TASK, request_set, limit, "bundle")]
-        files[request_set] = write_logprobs(root, model, request_set, rows, fingerprint, rng)
-    report = root / "scores" / model / f"{TASK}.rotations.json"
-    argv = [
-        "rotations",
-        "--model-name",
-        model,
-        "--mcf",
-        str(files["mcf"]),
-        "--rotations",
-        str(files["mcf_rot"]),
-    ]
-    assert main([*argv, "--output", str(report)]) == 0
-    return root
 
 
 def test_robustness_results_join_their_model_and_survive_its_replacement(tmp_path) -> None:

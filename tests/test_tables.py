@@ -23,7 +23,7 @@ from olmes.site import inputs
 from olmes.tables import bootstrap, figures, render, results
 from olmes.tables import paper as tables
 from olmes.tables.digest import PredictionDigest
-from tests.helpers import compile_latex, instance_rows, write
+from tests.helpers import compile_latex, write_model_files
 
 
 def fake_summary(model: str, task: str, accuracies: dict[str, float], partial: bool = False) -> dict:
@@ -322,38 +322,6 @@ def test_latex_escapes_model_names():
 
 
 # -- both commands, end to end ---------------------------------------------------------------------
-
-
-def write_model_files(tmp_path: Path, model: str, skill: float) -> list[str]:
-    """CF and MCF log-prob files of one model on BoolQ and MMLU, right on a ``skill`` share of instances."""
-    rng = np.random.default_rng(sum(map(ord, model)))
-    files = []
-    layouts = (
-        ("boolq", [" yes", " no"], [None]),
-        ("mmlu", [" a", " b", " c", " d"], ["anatomy", "virology"]),
-    )
-    for task, choices, subjects in layouts:
-        cf, mcf = [], []
-        for index in range(40):
-            label = index % len(choices)
-            extra = {"subject": subjects[index % len(subjects)]} if subjects[0] else {}
-            right = rng.random() < skill
-            sums = [-3.0] * len(choices)
-            sums[label if right else (label + 1) % len(choices)] = -1.0
-            cf += instance_rows(task, "cf", index, choices, sums, label, **extra)
-            mcf_sums = [-2.0] * len(choices)
-            mcf_sums[label if rng.random() < skill else (label + 1) % len(choices)] = -0.5
-            letters = [" A", " B", " C", " D"][: len(choices)]
-            mcf += instance_rows(task, "mcf", index, letters, mcf_sums, label, **extra)
-        cf_path = write(tmp_path, f"{model}-{task}-cf.parquet", cf)
-        mcf_path = write(tmp_path, f"{model}-{task}-mcf.parquet", mcf)
-        out = tmp_path / "scores" / model
-        argv = ["score", "--model-name", model, "--cf", str(cf_path), "--mcf", str(mcf_path), "--limit", "40"]
-        argv += ["--predictions", str(out / f"{task}.predictions.parquet")]
-        argv += ["--summary", str(out / f"{task}.scores.json")]
-        assert main(argv) == 0
-        files.append(str(out / f"{task}.scores.json"))
-    return files
 
 
 def test_score_and_tables_commands_end_to_end(tmp_path):

@@ -21,7 +21,7 @@ from olmes.core.resources import file_sha256
 from olmes.scoring.score import write_predictions
 from olmes.store import publish as store
 from olmes.store.verify import readme_row
-from tests.test_store import TASK, make_results
+from tests.helpers import TASK, make_results
 
 MODEL = "M1"
 

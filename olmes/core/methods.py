@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from olmes.core.errors import OlmesError
+from olmes.core.numerics import logprob_tolerance
 
 Formulation = Literal["cf", "mcf"]
 Normalization = Literal["none", "token", "char", "pmi"]
@@ -61,6 +62,7 @@ class Method:
     request_sets: tuple[RequestSet, ...]  # the log-prob files it reads
     formula: str  # how a choice's score is computed, in words
     score: Callable[[ChoiceLogprobs], Any]  # the formula: every instance x choice's score
+    error: Callable[[ChoiceLogprobs], Any]  # the float error model's bound on each of those scores
 
     @property
     def is_mcf(self) -> bool:
@@ -69,6 +71,11 @@ class Method:
     def choice_scores(self, table: ChoiceLogprobs) -> Any:
         """The score of every instance x choice (docs/standard.md section 3); the highest wins."""
         return self.score(table)
+
+    def choice_errors(self, table: ChoiceLogprobs) -> Any:
+        """How far each score may move between two correct float32 computations of its log-probs
+        (:func:`olmes.core.numerics.logprob_tolerance` carried through the formula)."""
+        return self.error(table)
 
 
 def missing_pmi(cf_path: Any) -> OlmesError:
@@ -85,23 +92,56 @@ def _pmi(table: ChoiceLogprobs) -> Any:
     return table.sum_logprob - table.uncond_sum
 
 
-def _cf(normalization: Normalization, formula: str, score: Callable[[ChoiceLogprobs], Any]) -> Method:
+def _sum_error(table: ChoiceLogprobs) -> Any:
+    return logprob_tolerance(table.num_tokens, table.sum_logprob)
+
+
+def _pmi_error(table: ChoiceLogprobs) -> Any:
+    """Both sums' bounds: the unconditional row scores the same continuation (same tokens)."""
+    if table.uncond_sum is None:
+        raise missing_pmi(table.path)
+    return _sum_error(table) + logprob_tolerance(table.num_tokens, table.uncond_sum)
+
+
+def _cf(
+    normalization: Normalization,
+    formula: str,
+    score: Callable[[ChoiceLogprobs], Any],
+    error: Callable[[ChoiceLogprobs], Any],
+) -> Method:
     sets: tuple[RequestSet, ...] = (CF, PMI) if normalization == PMI else (CF,)
-    return Method(f"cf_{normalization}", CF, normalization, f"CF {normalization}", sets, formula, score)
+    return Method(
+        f"cf_{normalization}", CF, normalization, f"CF {normalization}", sets, formula, score, error
+    )
 
 
 METHODS: dict[str, Method] = {
     method.key: method
     for method in (
-        _cf("none", "sum of the continuation's token log-probs", lambda t: t.sum_logprob),
-        _cf("token", "sum / number of continuation tokens", lambda t: t.sum_logprob / t.num_tokens),
+        _cf("none", "sum of the continuation's token log-probs", lambda t: t.sum_logprob, _sum_error),
+        _cf(
+            "token",
+            "sum / number of continuation tokens",
+            lambda t: t.sum_logprob / t.num_tokens,
+            lambda t: _sum_error(t) / t.num_tokens,
+        ),
         _cf(
             "char",
             "sum / number of continuation characters, leading space included",
             lambda t: t.sum_logprob / t.num_chars,
+            lambda t: _sum_error(t) / t.num_chars,
         ),
-        _cf("pmi", 'sum - sum of the same continuation after the context "Answer:"', _pmi),
-        Method(MCF, MCF, None, "MCF", (MCF,), "log-prob of the answer letter", lambda t: t.sum_logprob),
+        _cf("pmi", 'sum - sum of the same continuation after the context "Answer:"', _pmi, _pmi_error),
+        Method(
+            MCF,
+            MCF,
+            None,
+            "MCF",
+            (MCF,),
+            "log-prob of the answer letter",
+            lambda t: t.sum_logprob,
+            _sum_error,
+        ),
     )
 }
 """Every scoring method, in the order predictions, summaries and tables list them."""

@@ -27,7 +27,9 @@ SCORES_FORMAT_1 = "olmes.scores/1"
 """Score summaries. /2 dropped /1's ``olmes`` field, which repeated ``best_of_two`` (null where the
 result is partial): :func:`olmes_score` derives it. ``scripts/migrate_scores.py`` rewrites /1 files."""
 ROTATIONS_FORMAT = "olmes.rotations/1"
-REPRODUCTION_FORMAT = "olmes.reproduction/1"
+REPRODUCTION_FORMAT = "olmes.reproduction/2"
+"""/2 added the float error model's view: every flipped decision with its margins and whether it is a
+tie within float error, each request's |delta| against its bound, the verdict."""
 STORE_FORMAT = "olmes.store/1"
 """The results store: its folder layout, ``store.json`` and every ``model.json`` in it."""
 SITE_MANIFEST_FORMAT = "olmes.site-manifest/1"
@@ -155,6 +157,11 @@ class MetricComparison(TypedDict):
     ours: float
     n: int
     agrees: bool  # the same number of correct instances (a difference within rounding)
+    differing_decisions: NotRequired[
+        int
+    ]  # instances whose decision differs from ours (imports before it: absent)
+    ties_within_error: NotRequired[int]  # of those, ties within float error (olmes.core.numerics)
+    agrees_within_error: NotRequired[bool]  # agrees, or every differing decision is such a tie
     note: NotRequired[str]  # why a disagreement is expected, where it is
 
 
@@ -318,14 +325,32 @@ class RotationsReport(TypedDict):
     inputs: dict[str, InputFile]
 
 
+class Flip(TypedDict):
+    """One instance x method whose decision differs between two computations of its log-probs."""
+
+    method: str
+    instance_index: int
+    here: int  # the choice picked here
+    there: int  # the choice picked by the other computation
+    margin_here: float  # how far ``here`` beat ``there`` here (>= 0)
+    margin_there: float  # how far ``there`` beat ``here`` in the other computation (>= 0)
+    bound: float  # the float error model's bound on the two choices' scores together
+    within_error: bool  # margin_here + margin_there <= bound: a tie within float error
+
+
 class ReproducedTask(TypedDict):
     instances: int
     task: str
     requests: int
     max_abs_delta: float
+    max_share_of_tolerance: float  # max over requests of |delta| / the error model's bound
+    beyond_tolerance: int  # requests whose |delta| exceeds the bound
     decisions: int
     identical: int
+    ties_within_error: int  # flipped decisions the error model explains
+    unexplained_flips: int  # flipped decisions it does not
     differing_methods: list[str]  # the methods with a decision that differs
+    flips: list[Flip]
 
 
 class ReproductionReport(TypedDict):
@@ -341,8 +366,13 @@ class ReproductionReport(TypedDict):
     wall_time_s: float
     requests: int
     max_abs_delta: float
+    max_share_of_tolerance: float
+    beyond_tolerance: int
     decisions: int
     identical: int
+    ties_within_error: int
+    unexplained_flips: int
+    verdict: Literal["reproduced", "reproduced within float error", "DIFFERS"]
     tasks: list[ReproducedTask]
 
 

@@ -17,11 +17,12 @@ from typing import TypedDict
 
 import numpy as np
 
+from olmes.core.errors import OlmesError
+from olmes.core.numerics import COVERED_DTYPES, share_of_tolerance
 from olmes.logprobs.architectures import LEAVES, TREE
 from olmes.logprobs.engine import score
 from olmes.logprobs.models import LoadedModel, ModelPlan
 
-TOLERANCE = 1e-4  # nats; float32 sums of ~40 tokens round differently by up to ~3e-5 between chunkings
 SMALL_CHUNK = 64
 
 
@@ -31,8 +32,8 @@ class CheckReport(TypedDict):
     model: str
     model_type: str
     requests: int
-    tolerance: float
     tree_max_delta: float | None  # None: the tree path crashed (tree_error)
+    tree_max_share: float | None  # max |delta| / the float error model's bound (exact: <= 1)
     tree_greedy_flips: int | None
     tree_error: str | None
     tree_exact: bool
@@ -41,30 +42,41 @@ class CheckReport(TypedDict):
     ok: bool  # False only when the path olmes takes is the tree and it is not exact
 
 
+def checkable(plan: ModelPlan) -> bool:
+    """Whether the plan's precision is one the float error model covers (float32)."""
+    return str(plan.dtype).removeprefix("torch.") in COVERED_DTYPES
+
+
 def check_model(plan: ModelPlan, pairs: list[tuple[str, str]]) -> CheckReport:
     """Score ``pairs`` (the real requests of :func:`olmes.cli.model_check.check_pairs`) both ways with
     ``plan``'s model and compare."""
+    if not checkable(plan):
+        raise OlmesError(f"check-model compares in float32 (the error model's precision), not "
+                         f"{plan.dtype}: run it with --dtype float32")  # fmt: skip
     lm: LoadedModel = plan.load()
     alone = score(dataclasses.replace(lm, scoring_path=LEAVES), pairs, max_batch_tokens=1)
-    delta, flips, error = None, None, None
+    delta, share, flips, error = None, None, None, None
     try:
         for chunk in (SMALL_CHUNK, None):
             tree = score(dataclasses.replace(lm, scoring_path=TREE), pairs, max_batch_tokens=chunk)
             delta = max(delta or 0.0, float(np.abs(tree.sum_logprob - alone.sum_logprob).max()))
+            shares = share_of_tolerance(tree.sum_logprob, alone.sum_logprob, alone.num_tokens)
+            share = max(share or 0.0, float(shares.max()))
             flips = max(flips or 0, int((tree.is_greedy != alone.is_greedy).sum()))
     except Exception as exc:  # noqa: BLE001 - a model's own code may fail on the tree's 4-D mask in any way
-        delta, flips, error = (
+        delta, share, flips, error = (
+            None,
             None,
             None,
             f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
         )
-    exact = error is None and delta <= TOLERANCE and flips == 0
+    exact = error is None and share <= 1 and flips == 0
     return {
         "model": lm.resolved.spec,
         "model_type": plan.config.get("model_type", ""),
         "requests": len(pairs),
-        "tolerance": TOLERANCE,
         "tree_max_delta": delta,
+        "tree_max_share": share,
         "tree_greedy_flips": flips,
         "tree_error": error,
         "tree_exact": exact,
@@ -83,7 +95,8 @@ def summary_line(report: CheckReport) -> str:
         verdict = "is exact" if report["tree_exact"] else "is NOT exact"
         found = (
             f"{head} {verdict} on {report['requests']} requests (max |delta| {report['tree_max_delta']:.1e} "
-            f"nats, {report['tree_greedy_flips']} greedy flags differ)"
+            f"nats, {report['tree_max_share']:.2f} of the float error model's bound, "
+            f"{report['tree_greedy_flips']} greedy flags differ)"
         )
     if report["scoring_path"] == TREE:
         then = (

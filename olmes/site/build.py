@@ -24,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 
 from olmes import __version__
+from olmes.core import numerics
 from olmes.core.atomic import atomic_dir
 from olmes.core.errors import OlmesError
 from olmes.core.methods import METHODS
@@ -85,6 +86,7 @@ def environment():
         METHODS=METHODS,
         NORMALIZATIONS=[method for method in METHODS.values() if method.normalization],
         NEAR_TIE_NATS=NEAR_TIE_NATS,
+        ERROR_MODEL={"token_nats": numerics.TOKEN_NATS, "relative": numerics.RELATIVE},
         TASKS=TASKS,
         tasks_by_norm=_tasks_by_norm(),
         PAPER_SOURCE=PAPER_SOURCE,

@@ -17,8 +17,10 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from olmes.core.errors import OlmesError
-from olmes.core.methods import CF, MCF, PMI, Formulation
+from olmes.core.methods import CF, MCF, PMI, Formulation, Method, get_method
 from olmes.core.records import (
     ImportedRun,
     MetricComparison,
@@ -313,11 +315,11 @@ def _add_to_models_file(path: Path, model: str, display_name: str) -> None:
 def _score_and_compare(item: ImportedTask, target: ImportTarget, files: dict, records: dict) -> list[str]:
     """Score the task once; compare the run's metrics with ours and write them into the run records,
     then the summary, which records those run records (so it is made after they are written)."""
-    from olmes.scoring.score import score_task, summarize, write_scores
+    from olmes.scoring.score import read_tables, score_task, summarize, write_scores
 
     inputs = {f"{name}_path": path for name, path in files.items()}
     predictions, first = score_task(target.model, **inputs, limit=item.limit)
-    comparison = _comparison(item, first)
+    comparison = _comparison(item, first, read_tables(**inputs))
     for request_set, path in files.items():
         records[request_set]["imported"]["comparison"] = [
             entry
@@ -331,13 +333,15 @@ def _score_and_compare(item: ImportedTask, target: ImportTarget, files: dict, re
         predictions, summary, scores / predictions_name(item.task.key), scores / summary_name(item.task.key)
     )
     agree = sum(entry["agrees"] for entry in comparison)
+    within = sum(entry["agrees_within_error"] and not entry["agrees"] for entry in comparison)
     lines = [
         f"{target.model} {item.task.key}: imported {item.count} instances "
         f"({'full' if item.limit is None else f'first {item.limit}, partial'}; "
         f"{', '.join(sorted(files))}); {agree} of {len(comparison)} reported metrics equal ours"
+        + (f", {within} more within float error (its differing decisions are ties)" if within else "")
     ]
     for entry in comparison:
-        if not entry["agrees"]:
+        if not entry["agrees_within_error"]:
             where = f" {entry['subject']}" if "subject" in entry else ""
             lines.append(
                 f"  {item.task.key}{where} {entry['metric']}: reported {entry['reported']:.4f}, olmes "
@@ -347,15 +351,16 @@ def _score_and_compare(item: ImportedTask, target: ImportTarget, files: dict, re
 
 
 def _formulation_of(method: str) -> Formulation:
-    from olmes.core.methods import get_method
-
     return get_method(method).formulation
 
 
-def _comparison(item: ImportedTask, summary: dict) -> list[MetricComparison]:
-    """Each metric the run reported beside ours for the same instances (per subject where it has them)."""
+def _comparison(item: ImportedTask, summary: dict, tables: tuple) -> list[MetricComparison]:
+    """Each metric the run reported beside ours for the same instances (per subject where it has them),
+    with its per-instance decisions compared with ours: a metric whose every differing decision is a
+    tie within float error (olmes.core.numerics) agrees within float error."""
     compared = []
     for formulation, runs in item.parts.items():
+        table = tables[1] if formulation == MCF else tables[0]
         for run in runs:
             reported = run.metrics.get("metrics") or {}
             one_token = all(
@@ -374,10 +379,38 @@ def _comparison(item: ImportedTask, summary: dict) -> list[MetricComparison]:
                     entry["subject"] = run.subject
                 entry.update(reported=float(reported[metric]), ours=stats["accuracy"], n=stats["n"])
                 entry["agrees"] = abs(entry["reported"] - entry["ours"]) * entry["n"] < 0.5
-                if metric == PER_TOKEN and one_token and not entry["agrees"]:
+                differing, ties = _decisions_against(item, run, metric, get_method(method), table)
+                entry.update(differing_decisions=differing, ties_within_error=ties)
+                entry["agrees_within_error"] = entry["agrees"] or (differing == ties and stats["n"] > 0)
+                if metric == PER_TOKEN and one_token and not entry["agrees_within_error"]:
                     entry["note"] = ONE_TOKEN_NOTE
                 compared.append(entry)
     return compared
+
+
+def _decisions_against(
+    item: ImportedTask, run: TaskRun, metric: str, method: Method, table
+) -> tuple[int, int]:
+    """How many of the run's own decisions under ``metric`` (its ``predicted_index_*``) differ from ours,
+    and how many of those are ties within float error."""
+    from olmes.scoring.agreement import flips_against
+
+    key = "predicted_index_" + metric.removeprefix("acc_")
+    positions, picks = [], []
+    for prediction in run.predictions:
+        doc_id = _int(prediction.get("doc_id"), run, "doc_id", "predictions.jsonl")
+        position = item.positions.get((id(run), doc_id))
+        if position is None:
+            continue
+        pick = (prediction.get("metrics") or {}).get(key)
+        if isinstance(pick, bool) or not isinstance(pick, int):
+            raise OlmesError(
+                f"{run.paths['predictions.jsonl']}: doc_id {doc_id}: {key} is {pick!r}, not a choice"
+            )
+        positions.append(position)
+        picks.append(pick)
+    rows = np.searchsorted(table.instance_index, np.asarray(positions, dtype=np.int64))
+    return flips_against(method, table, rows, np.asarray(picks))
 
 
 def _run_record(item, request_set, resolved, spec, dtype, identity, requests_path, rows) -> RunRecord:
