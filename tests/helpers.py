@@ -451,3 +451,23 @@ def reference(lm, pairs, max_input: int | None = None):
         counts.append(len(continuation_ids))
         greedy.append(bool((picked.argmax(-1) == target).all()))
     return np.array(sums), np.array(counts), np.array(greedy)
+
+
+def reproduction_report(flips: list[dict]) -> dict:
+    """An ``olmes reproduce`` report of one task (PIQA, 50 decisions) differing by ``flips``."""
+    unexplained = sum(not flip["within_error"] for flip in flips)
+    ties = len(flips) - unexplained
+    task = {
+        "instances": 10, "task": "piqa", "requests": 40, "max_abs_delta": 4e-4, "max_share_of_tolerance": 0.3,
+        "beyond_tolerance": 0, "decisions": 50, "identical": 50 - len(flips), "ties_within_error": ties,
+        "unexplained_flips": unexplained, "differing_methods": sorted({f["method"] for f in flips}),
+        "flips": flips,
+    }  # fmt: skip
+    verdict = "DIFFERS" if unexplained else "reproduced within float error" if ties else "reproduced"
+    return {
+        "format": "olmes.reproduction/2", "model": "M", "spec": "m", "limit": 10, "hardware": "cpu",
+        "store_hardware": ["cpu"], "same_fingerprint": True, "wall_time_s": 1.0, "requests": 40,
+        "max_abs_delta": 4e-4, "max_share_of_tolerance": 0.3, "beyond_tolerance": 0, "decisions": 50,
+        "identical": 50 - len(flips), "ties_within_error": ties, "unexplained_flips": unexplained,
+        "verdict": verdict, "tasks": [task],
+    }  # fmt: skip

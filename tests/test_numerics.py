@@ -19,7 +19,7 @@ from olmes.core.numerics import (
 from olmes.scoring.agreement import compare_decisions, flips_against
 from olmes.scoring.score import read_tables
 from olmes.store.reproduce import summary_lines
-from tests.helpers import cf_files, instance_rows
+from tests.helpers import cf_files, instance_rows, reproduction_report
 
 CHOICES = [" a", " bb", " ccc", " dddd"]
 
@@ -88,32 +88,13 @@ def test_another_implementations_picks_classified(tmp_path):
     assert flips_against(method, table, np.array([0]), np.array([7])) == (1, 0)  # not a choice: never a tie
 
 
-def _report(flips):
-    unexplained = sum(not flip["within_error"] for flip in flips)
-    ties = len(flips) - unexplained
-    task = {
-        "instances": 10, "task": "piqa", "requests": 40, "max_abs_delta": 4e-4, "max_share_of_tolerance": 0.3,
-        "beyond_tolerance": 0, "decisions": 50, "identical": 50 - len(flips), "ties_within_error": ties,
-        "unexplained_flips": unexplained, "differing_methods": sorted({f["method"] for f in flips}),
-        "flips": flips,
-    }  # fmt: skip
-    verdict = "DIFFERS" if unexplained else "reproduced within float error" if ties else "reproduced"
-    return {
-        "format": "olmes.reproduction/2", "model": "M", "spec": "m", "limit": 10, "hardware": "cpu",
-        "store_hardware": ["cpu"], "same_fingerprint": True, "wall_time_s": 1.0, "requests": 40,
-        "max_abs_delta": 4e-4, "max_share_of_tolerance": 0.3, "beyond_tolerance": 0, "decisions": 50,
-        "identical": 50 - len(flips), "ties_within_error": ties, "unexplained_flips": unexplained,
-        "verdict": verdict, "tasks": [task],
-    }  # fmt: skip
-
-
 def test_the_report_says_differs_only_for_a_flip_the_model_does_not_explain():
     tie = {"method": "cf_none", "instance_index": 3, "here": 0, "there": 1, "margin_here": 1e-5,
            "margin_there": 2e-5, "bound": 1e-4, "within_error": True}  # fmt: skip
-    lines = summary_lines(_report([tie]))
+    lines = summary_lines(reproduction_report([tie]))
     assert "tie within float error" in lines[2] and "cf_none instance 3" in lines[2]
     assert lines[-1].startswith("  reproduced within float error: 49/50 decisions identical, 1 ties")
     real = {**tie, "instance_index": 4, "margin_here": 0.5, "within_error": False}
-    lines = summary_lines(_report([tie, real]))
+    lines = summary_lines(reproduction_report([tie, real]))
     assert "NOT explained by float error" in lines[3] and lines[-1].startswith("  DIFFERS: 48/50")
-    assert summary_lines(_report([]))[-1].startswith("  reproduced: 50/50 decisions identical;")
+    assert summary_lines(reproduction_report([]))[-1].startswith("  reproduced: 50/50 decisions identical;")

@@ -37,7 +37,7 @@ from olmes.site import charts, registry
 from olmes.site.filters import sort_key
 from olmes.site.svg import SVG_NS, checked_svg, static_svg
 from olmes.tables.render import percent
-from tests.helpers import draw_charts_live, engine_logprobs, run_record, watched
+from tests.helpers import draw_charts_live, engine_logprobs, reproduction_report, run_record, watched
 
 SCREENSHOTS = Path(
     os.environ.get("OLMES_SCREENSHOT_DIR", Path(__file__).resolve().parents[1] / "artifacts/screenshots")
@@ -985,3 +985,24 @@ def test_sorting_540_rows_is_fast(browser):
         assert values == sorted(values) and len(values) == 540
         assert max(took) < 100, took
         assert w.errors == []
+
+
+def test_the_reproduction_page_lists_each_flip_with_its_margins_and_verdict(built, tmp_path):
+    """The site's Reproduction page (and the leaderboard's note) from a report with a tie within float
+    error and a flip the model does not explain; every model name and value is the report's."""
+    from olmes.site.build import build_site
+
+    tie = {"method": "cf_none", "instance_index": 3, "here": 0, "there": 1, "margin_here": 1e-5,
+           "margin_there": 2e-5, "bound": 1e-4, "within_error": True}  # fmt: skip
+    real = {**tie, "instance_index": 4, "method": "mcf", "margin_here": 0.5, "within_error": False}
+    reports = []
+    for name, flips in (("alpha", [tie]), ("beta", [tie, real])):
+        reports.append(tmp_path / f"{name}.json")
+        reports[-1].write_text(json.dumps({**reproduction_report(flips), "model": name}))
+    build_site([built["scores"]], tmp_path / "site", built["tables"], reproduction=reports)
+    page = (tmp_path / "site" / "reproduction.html").read_text(encoding="utf-8")
+    assert page.count("tie within float error</td>") == 2 and page.count("not explained by float error") == 2
+    assert "reproduced within float error</strong>" in page and "DIFFERS</strong>" in page
+    assert "1.0e-04" in page and "5.0e-01" in page  # the bound and the unexplained margin
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert "reproduced within float error</strong>, 49/50 decisions identical" in index
