@@ -168,8 +168,11 @@ def test_the_run_record_keeps_its_provenance_and_names_the_num_tokens_defect(imp
     by_metric = {entry["metric"]: entry for entry in facts["comparison"]}
     assert set(by_metric) == {"acc_raw", "acc_per_token", "acc_per_char", "acc_uncond"}
     assert all(by_metric[m]["agrees"] for m in ("acc_raw", "acc_per_char", "acc_uncond"))
+    assert all(by_metric[m]["differing_decisions"] == 0 for m in ("acc_raw", "acc_per_char", "acc_uncond"))
     token = by_metric["acc_per_token"]
     assert not token["agrees"] and "num_tokens 1" in token["note"]
+    # its per-token picks are its raw picks: they differ from olmes's by far more than float error
+    assert token["differing_decisions"] > token["ties_within_error"] and not token["agrees_within_error"]
     assert token["reported"] == by_metric["acc_raw"]["reported"]
     assert run["model"] == SPEC and run["tokens_forwarded"] == 0
 
