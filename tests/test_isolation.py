@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import CACHE_VARIABLES
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -20,7 +22,7 @@ def _pytest(home: Path, *args: str, plugin: bool = False) -> subprocess.Complete
     for name, folder in (("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")):  # pip asks rustc its version
         if (Path.home() / folder).is_dir():
             env.setdefault(name, str(Path.home() / folder))
-    for name in ("OLMES_CACHE_DIR", "XDG_CACHE_HOME", "HF_HOME", "HF_HUB_CACHE", "HF_DATASETS_CACHE"):
+    for name in ("OLMES_CACHE_DIR", *CACHE_VARIABLES):
         env.pop(name, None)  # as a user's shell has them: unset
     command = [sys.executable, "-m", "pytest", "-q", *(["-p", "tests.conftest"] if plugin else []), *args]
     return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)

@@ -43,18 +43,22 @@ def logprob_tolerance(num_tokens, sum_logprob, dtype: str = "float32"):
     return TOKEN_NATS * tokens + RELATIVE * np.abs(np.asarray(sum_logprob, dtype=np.float64))
 
 
-def within_tolerance(a, b, num_tokens) -> np.ndarray:
-    """Elementwise: do sums ``a`` and ``b`` of the same requests agree within the error model? The
-    bound is taken at the larger magnitude of the two."""
+def _deviation_and_bound(a, b, num_tokens) -> tuple[np.ndarray, np.ndarray]:
+    """|a - b| and the bound of the two sums, taken at the larger magnitude of the two."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    bound = logprob_tolerance(num_tokens, np.maximum(np.abs(a), np.abs(b)))
-    return np.abs(a - b) <= bound
+    return np.abs(a - b), logprob_tolerance(num_tokens, np.maximum(np.abs(a), np.abs(b)))
+
+
+def within_tolerance(a, b, num_tokens) -> np.ndarray:
+    """Elementwise: do sums ``a`` and ``b`` of the same requests agree within the error model?"""
+    deviation, bound = _deviation_and_bound(a, b, num_tokens)
+    return deviation <= bound
 
 
 def share_of_tolerance(a, b, num_tokens) -> np.ndarray:
     """|a - b| as a share of the error model's bound (<= 1: within it), elementwise."""
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return np.abs(a - b) / logprob_tolerance(num_tokens, np.maximum(np.abs(a), np.abs(b)))
+    deviation, bound = _deviation_and_bound(a, b, num_tokens)
+    return deviation / bound
 
 
 def flip_within_error(margin_here, margin_there, error_pair):

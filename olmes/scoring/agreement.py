@@ -13,7 +13,7 @@ from olmes.core.errors import OlmesError
 from olmes.core.methods import Method
 from olmes.core.numerics import flip_within_error
 from olmes.core.records import Flip
-from olmes.scoring.score import ChoiceTable, available_methods, read_tables
+from olmes.scoring.score import ChoiceTable, available_methods, decide, playable_scores, read_tables
 
 
 class DecisionComparison(TypedDict):
@@ -30,9 +30,10 @@ def compare_decisions(here: dict[str, Path], there: dict[str, Path]) -> Decision
     for method in available_methods(*mine):
         a, b = (pair[1] if method.is_mcf else pair[0] for pair in (mine, theirs))
         _same_instances(a, b)
-        scores_a, scores_b = _playable(method.choice_scores(a), a), _playable(method.choice_scores(b), b)
+        scores_a = playable_scores(method.choice_scores(a), a)
+        scores_b = playable_scores(method.choice_scores(b), b)
         errors = np.maximum(method.choice_errors(a), method.choice_errors(b))
-        picks_a, picks_b = scores_a.argmax(axis=1), scores_b.argmax(axis=1)
+        picks_a, picks_b = decide(scores_a)[0], decide(scores_b)[0]
         decisions += len(picks_a)
         identical += int((picks_a == picks_b).sum())
         for row in np.flatnonzero(picks_a != picks_b):
@@ -52,12 +53,6 @@ def _inputs(paths: dict[str, Path]) -> dict:
     return {f"{request_set}_path": path for request_set, path in paths.items()}
 
 
-def _playable(scores: np.ndarray, table: ChoiceTable) -> np.ndarray:
-    """Scores as decisions see them: padding and non-finite scores never win (as in scoring)."""
-    is_choice = np.arange(scores.shape[1])[None, :] < table.num_choices[:, None]
-    return np.where(is_choice & np.isfinite(scores), scores, -np.inf)
-
-
 def _same_instances(a: ChoiceTable, b: ChoiceTable) -> None:
     if not np.array_equal(a.instance_index, b.instance_index) or not np.array_equal(
         a.num_choices, b.num_choices
@@ -72,9 +67,9 @@ def flips_against(
     ``their_picks``, and how many of those are ties within float error here: the other choice within
     the two scores' bounds of ours (its own margin is not known, so this is the model's necessary
     condition, :func:`olmes.core.numerics.flip_within_error` with a margin of 0 there)."""
-    scores = _playable(method.choice_scores(table), table)[rows]
+    scores = playable_scores(method.choice_scores(table), table)[rows]
     errors = method.choice_errors(table)[rows]
-    ours = scores.argmax(axis=1)
+    ours = decide(scores)[0]
     theirs = np.asarray(their_picks, dtype=np.int64)
     differ = np.flatnonzero(ours != theirs)
     if differ.size == 0:

@@ -276,6 +276,16 @@ def decide(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return predictions, top_two[:, 1] - top_two[:, 0]
 
 
+def _is_choice(scores: np.ndarray, table: ChoiceTable) -> np.ndarray:
+    return np.arange(scores.shape[1])[None, :] < table.num_choices[:, None]
+
+
+def playable_scores(scores: np.ndarray, table: ChoiceTable) -> np.ndarray:
+    """A method's choice scores as decisions see them: padding past an instance's last choice and a
+    non-finite score never win (-inf)."""
+    return np.where(_is_choice(scores, table) & np.isfinite(scores), scores, -np.inf)
+
+
 def available_methods(cf: ChoiceTable | None, mcf: ChoiceTable | None) -> list[Method]:
     """The methods whose request sets' log-probs are at hand."""
     present = set()
@@ -294,9 +304,8 @@ def method_predictions(method: Method, table: ChoiceTable) -> pd.DataFrame:
     scored NaN or infinite; it never wins).
     """
     scores = method.choice_scores(table)
-    is_choice = np.arange(scores.shape[1])[None, :] < table.num_choices[:, None]
-    nonfinite = (is_choice & ~np.isfinite(scores)).any(axis=1)
-    predictions, gaps = decide(np.where(is_choice & ~np.isfinite(scores), -np.inf, scores))
+    nonfinite = (_is_choice(scores, table) & ~np.isfinite(scores)).any(axis=1)
+    predictions, gaps = decide(playable_scores(scores, table))
     frame = pd.DataFrame({
         "method": method.key,
         "instance_index": table.instance_index.astype(np.int64),
