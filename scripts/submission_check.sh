@@ -4,12 +4,13 @@
 #
 #   scripts/submission_check.sh BASE_REF PR_REF
 #
-# 1. every path the PR changes (git diff --name-only BASE...PR) must lie in leaderboard/: a PR that
-#    changes code (olmes/store/verify.py, a workflow, this script) and the store together would verify
-#    itself, so it fails here in one line; code changes go in a separate PR;
-# 2. a worktree of BASE (the code that verifies) gets the PR's leaderboard/ changes applied, only those;
-# 3. a change of store.json's logprob_hosts (where the log-prob files are fetched from) is named;
-# 4. $OLMES (default: olmes, the install of the base's checkout) fetches the store's log-prob files and
+# 1. `olmes check-submission` (the base's install): every path the PR changes (renames as a deletion and an
+#    addition) must be a file of a model folder at a place the store's layout defines, a task file olmes
+#    makes, or a row of the README's table of store results; anything else (code, workflows, dotfiles,
+#    locks, leftovers, store.json, reproductions/, links, submodules) is refused in one line, before
+#    anything of the PR is fetched, applied or run (olmes/store/submission.py);
+# 2. a worktree of BASE (the code that verifies) gets the PR's accepted changes applied, only those;
+# 3. $OLMES (default: olmes, the install of the base's checkout) fetches the store's log-prob files and
 #    verifies the store against BASE, in the worktree.
 # With $GITHUB_STEP_SUMMARY set, each line said here and verify's report go to the job summary.
 # Exit status: 0 verified, 1 refused or a problem found.
@@ -22,7 +23,6 @@ fi
 base=$1
 pr=$2
 OLMES="${OLMES:-olmes}"
-PYTHON="${PYTHON:-python3}"
 summary="${GITHUB_STEP_SUMMARY:-}"
 
 say() {
@@ -41,23 +41,14 @@ pr_commit=$(git rev-parse --verify --quiet "$pr^{commit}") || {
   exit 1
 }
 
-# 1. only leaderboard/ may change
-outside=()
-while IFS= read -r path; do
-  case "$path" in
-    leaderboard/*) ;;
-    *) outside+=("$path") ;;
-  esac
-done < <(git diff --name-only "$base_commit...$pr_commit")
-if [ "${#outside[@]}" -gt 0 ]; then
-  shown=$(printf '%s, ' "${outside[@]:0:5}")
-  shown=${shown%, }
-  if [ "${#outside[@]}" -gt 5 ]; then
-    shown="$shown and $((${#outside[@]} - 5)) more"
-  fi
-  say "refused: this pull request changes ${#outside[@]} path(s) outside leaderboard/ ($shown); a submission changes only leaderboard/, and is verified by the base branch's code: put code changes in a separate pull request"
+# 1. only the paths a submission may change
+if ! accepted=$($OLMES check-submission "$base_commit" "$pr_commit" 2>&1); then
+  say "${accepted#olmes: error: }"
   exit 1
 fi
+while IFS= read -r line; do
+  say "${line#olmes: check-submission: }"
+done <<<"$accepted"
 
 # 2. the base's code, the PR's store changes
 work=$(mktemp -d "${TMPDIR:-/tmp}/olmes-submission.XXXXXX")
@@ -68,29 +59,13 @@ cleanup() {
 }
 trap cleanup EXIT
 git worktree add --quiet --detach "$tree" "$base_commit"
-git diff --binary "$base_commit...$pr_commit" -- leaderboard >"$work/store.diff"
+git diff --binary --no-renames "$base_commit...$pr_commit" -- leaderboard README.md >"$work/store.diff"
 if [ -s "$work/store.diff" ] && ! git -C "$tree" apply --index --whitespace=nowarn "$work/store.diff"; then
-  say "refused: the pull request's leaderboard/ changes do not apply onto the base ($base): rebase it onto the base branch"
+  say "refused: the pull request's changes do not apply onto the base ($base): rebase it onto the base branch"
   exit 1
 fi
 
-# 3. where the log-prob files come from
-hosts() {
-  git show "$1:leaderboard/store.json" 2>/dev/null | "$PYTHON" -c '
-import json, sys
-try:
-    print(json.dumps(json.load(sys.stdin).get("logprob_hosts", [])))
-except Exception:
-    print("(store.json unreadable)")
-' || true
-}
-old_hosts=$(hosts "$base_commit")
-new_hosts=$(hosts "$pr_commit")
-if [ "$old_hosts" != "$new_hosts" ]; then
-  say "store.json's logprob_hosts change: $old_hosts -> $new_hosts (the log-prob files are fetched from the new hosts)"
-fi
-
-# 4. fetch, then verify with the base's code; a file not fetched is left to verify, which names it
+# 3. fetch, then verify with the base's code; a file not fetched is left to verify, which names it
 cd "$tree"
 $OLMES fetch-logprobs --store leaderboard || say "fetch-logprobs failed; verify names what is missing"
 verify_summary=()

@@ -159,6 +159,21 @@ def test_a_tampered_or_missing_file_on_the_host_fails_naming_it(results, tmp_pat
     assert not [p for p in (leaderboard / blobs.BLOBS).iterdir() if p.name.startswith(".")]
 
 
+def test_fetch_never_writes_through_a_linked_blobs_folder(results, tmp_path) -> None:
+    """Issue 37, case 4: ``blobs`` committed as a link to a folder outside the store, with a host that
+    has the files: refused in one line before any download, nothing written outside the store."""
+    leaderboard = tmp_path / "store"
+    assert publish(results, leaderboard)[0] == 0
+    move_blobs_to_host(leaderboard, tmp_path / "host")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (leaderboard / blobs.BLOBS).symlink_to(outside)
+    code, err = olmes("fetch-logprobs", "--store", str(leaderboard), "--host", str(tmp_path / "host"))
+    assert code == 2 and err.count("\n") == 1, err
+    assert "leads out of the store (a link to" in err and "remove the link" in err
+    assert list(outside.iterdir()) == []
+
+
 def test_the_stores_logprob_hosts_are_used_and_checked(results, tmp_path) -> None:
     leaderboard = tmp_path / "store"
     assert publish(results, leaderboard)[0] == 0

@@ -10,6 +10,7 @@ only when its SHA-256 is right, so a bad or interrupted download never takes the
 from __future__ import annotations
 
 import hashlib
+import os
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -17,11 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from olmes.core.atomic import atomic_path
+from olmes.core.errors import OlmesError
 from olmes.core.records import read_score_summary
 from olmes.core.resources import file_sha256
 from olmes.scoring.rotations import ROTATIONS_KIND, read_rotation_report
 from olmes.store.blobs import blob_path, check_host, host_url
-from olmes.store.layout import logprob_name
+from olmes.store.layout import BLOBS, logprob_name
 from olmes.store.reading import store_record
 from olmes.store.sources import sources
 
@@ -88,6 +90,7 @@ def fetch_logprobs(
 ) -> Fetched:
     """Make every external log-prob file of ``store`` (of ``models``, default all) present and
     intact in its blobs/, fetching what is missing or corrupt from ``hosts`` and the store's own."""
+    _check_blobs_folder(store)
     urls = host_urls(store, hosts)
     counts = Fetched()
     for file in external_files(store, models):
@@ -104,6 +107,18 @@ def fetch_logprobs(
     if counts.missing and not urls:
         say("no log-prob host to fetch from: pass --host URL or list logprob_hosts in store.json")
     return counts
+
+
+def _check_blobs_folder(store: Path) -> None:
+    """Fetching writes only inside the store: a ``blobs`` that is a link (or lies outside the store
+    through a linked parent) is refused before anything is downloaded."""
+    folder = store / BLOBS
+    if folder.is_symlink() or (folder.exists() and folder.resolve().parent != store.resolve()):
+        target = os.readlink(folder) if folder.is_symlink() else folder.resolve()
+        raise OlmesError(
+            f"{folder} leads out of the store (a link to {target}); a store's {BLOBS}/ is a folder of its "
+            "own: remove the link, then fetch again"
+        )
 
 
 def _fetch_one(file: NamedFile, blob: Path, urls: list[str], say: Callable[[str], None]) -> bool:

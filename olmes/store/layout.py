@@ -12,6 +12,8 @@ A store::
     <store>/models/<model>/robustness/<variant>/    a prompt variant's summaries, predictions, log-probs
     <store>/models/<model>/robustness/rotations/    <task>.rotations.json + its mcf and mcf_rot log-probs
     <store>/blobs/<sha256>.parquet                  external log-prob files (not in git: olmes.store.blobs)
+    <store>/reproductions/<model>/reproduction.json  a maintainer's reproduction of the model (its badge)
+    <store>/reproductions/<model>/<task>.<set>.parquet  the log-probs recomputed there, first N instances
 
 A workflow results folder::
 
@@ -24,7 +26,12 @@ A workflow results folder::
 
 from __future__ import annotations
 
-from pathlib import Path
+import re
+from pathlib import Path, PurePosixPath
+
+from olmes.core.methods import MCF, REQUEST_SETS, ROTATIONS
+from olmes.core.tasks import STANDARD_VARIANT, TASKS, VARIANT_NAMES
+from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX
 
 STORE_RECORD = "store.json"
 GITIGNORE = ".gitignore"
@@ -38,8 +45,12 @@ ROBUSTNESS = "robustness"  # a model's folder of prompt-variant and answer-order
 REQUESTS = "requests"  # a results folder's request files
 VARIANTS = "variants"  # a results folder's prompt variants, each laid out as a results folder
 MODELS_FILE = "models.json"  # a results folder's models file
+REPRODUCTIONS = "reproductions"  # the store's folder of reproduction records (written on the base branch)
+REPRODUCTION_RECORD = "reproduction.json"
 SUMMARY_SUFFIX = ".scores.json"
 RUN_SUFFIX = ".run.json"
+PREDICTIONS_SUFFIX = ".predictions.parquet"
+MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")  # a model's name, its folder: ASCII, no leading dot
 
 
 def store_record_path(store: str | Path) -> Path:
@@ -67,7 +78,7 @@ def summary_name(task: str) -> str:
 
 
 def predictions_name(task: str) -> str:
-    return f"{task}.predictions.parquet"
+    return f"{task}{PREDICTIONS_SUFFIX}"
 
 
 def logprob_name(task: str, request_set: str) -> str:
@@ -93,3 +104,44 @@ def examples_name(task: str, request_set: str) -> str:
 def summary_tasks(folder: Path) -> set[str]:
     """The tasks of the score summaries in ``folder`` (any name; the caller keeps those of a task)."""
     return {path.name.removesuffix(SUMMARY_SUFFIX) for path in folder.glob(f"*{SUMMARY_SUFFIX}")}
+
+
+def reproduction_folder(store: str | Path, model: str) -> Path:
+    return Path(store) / REPRODUCTIONS / model
+
+
+def reproduction_record_path(store: str | Path, model: str) -> Path:
+    return reproduction_folder(store, model) / REPRODUCTION_RECORD
+
+
+def is_model_file(relative: PurePosixPath) -> bool:
+    """Whether ``relative`` (a path inside a model folder) is a place the layout has for a file: the
+    record, a task's summary and predictions, its log-prob files and run records, and the same under
+    ``robustness/<variant>/``, or a rotations report and its log-probs under ``robustness/rotations/``.
+    Shape only: which of them a model must have is ``olmes verify``'s (its summaries name them)."""
+    parts = relative.parts
+    if parts == (MODEL_RECORD,):
+        return True
+    if len(parts) == 2 and parts[0] in (SCORES, LOGPROBS):
+        return _is_result_file(parts[1], summaries=parts[0] == SCORES, logprobs=parts[0] == LOGPROBS)
+    if len(parts) == 3 and parts[0] == ROBUSTNESS:
+        if parts[1] == ROTATIONS_KIND:
+            return _is_task_file(parts[2], ROTATIONS_SUFFIX) or _is_logprob_file(parts[2], (MCF, ROTATIONS))
+        return parts[1] in VARIANT_NAMES and parts[1] != STANDARD_VARIANT and _is_result_file(parts[2])
+    return False
+
+
+def _is_result_file(name: str, summaries: bool = True, logprobs: bool = True) -> bool:
+    """A standard or variant result's file: summary or predictions, or a log-prob file or run record."""
+    if summaries and (_is_task_file(name, SUMMARY_SUFFIX) or _is_task_file(name, PREDICTIONS_SUFFIX)):
+        return True
+    return logprobs and _is_logprob_file(name, REQUEST_SETS)
+
+
+def _is_task_file(name: str, suffix: str) -> bool:
+    return name.endswith(suffix) and name.removesuffix(suffix) in TASKS
+
+
+def _is_logprob_file(name: str, request_sets: tuple[str, ...]) -> bool:
+    stem = name.removesuffix(RUN_SUFFIX)
+    return any(stem == logprob_name(task, request_set) for task in TASKS for request_set in request_sets)

@@ -518,7 +518,7 @@ def readme_problems(readme: Path, store: Path) -> list[Problem]:
     order. Models the README leaves out are no problem: it shows a selection, the site shows the whole
     store."""
     lines = readme.read_text(encoding="utf-8").splitlines()
-    rows = _store_rows(lines, Path(store).resolve().name)
+    rows = store_rows(lines, Path(store).resolve().name)
     problems = []
     for number, cells, columns in rows:
         path = readme.parent / _link_target(cells[columns[README_LINK]])
@@ -540,7 +540,7 @@ def readme_problems(readme: Path, store: Path) -> list[Problem]:
     return problems
 
 
-def _store_rows(lines: list[str], store_name: str) -> list[tuple[int, list[str], dict[str, int]]]:
+def store_rows(lines: list[str], store_name: str) -> list[tuple[int, list[str], dict[str, int]]]:
     """(line number, cells, column of each header) of the rows of Markdown tables with a
     ``score summary`` column whose link is a file of the store ``store_name``."""
     found = []
