@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict, TypeVar, is_typeddict
 
 from olmes.core.atomic import atomic_path, write_json_atomic
+from olmes.core.bounded_json import parse_json
 from olmes.core.errors import OlmesError
 from olmes.core.methods import Formulation
 
@@ -354,7 +355,8 @@ class ReproducedTask(TypedDict):
 
 
 class ReproductionReport(TypedDict):
-    """``results/reproduction/<model>.json`` (``olmes reproduce``): a store model scored again here."""
+    """``results/reproduction/<model>.json`` (``olmes reproduce``): a store model scored again here;
+    with ``--record``, also ``<store>/reproductions/<model>/reproduction.json``."""
 
     format: str
     model: str
@@ -374,6 +376,11 @@ class ReproductionReport(TypedDict):
     unexplained_flips: int
     verdict: Literal["reproduced", "reproduced within float error", "DIFFERS"]
     tasks: list[ReproducedTask]
+    # a reproduction record in a store (olmes reproduce --record; olmes.store.provenance) has these too
+    date: NotRequired[str]  # UTC, when it was recomputed
+    olmes_commit: NotRequired[str]  # the olmes code that recomputed it (git commit, or the version)
+    identity: NotRequired[ModelIdentity]  # read from the weights it was recomputed from
+    store_files: NotRequired[dict[str, dict[str, str]]]  # task -> request set -> store log-prob SHA-256
 
 
 class StoredTask(TypedDict):
@@ -719,7 +726,7 @@ def read_format(path: str | os.PathLike, kind: type[Record], format_: str, made_
 
 def _parsed(text: str, where: str) -> Any:
     try:
-        return json.loads(text)
+        return parse_json(text, where)
     except ValueError as error:
         raise OlmesError(f"{where}: not JSON ({error})") from error
 

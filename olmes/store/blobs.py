@@ -19,6 +19,7 @@ from olmes.store.layout import BLOBS, GITIGNORE, LOGPROBS, SCORES, logprob_name,
 
 LAYOUTS = ("external", "in-store")  # where publish puts log-prob files (olmes publish --logprobs)
 HOST_SCHEMES = ("http", "https", "file")
+IGNORED_LINE = f"/{BLOBS}/"  # the line of a store's .gitignore: its external files stay out of git
 
 
 def blob_path(store: str | Path, sha256: str) -> Path:
@@ -51,7 +52,7 @@ def model_logprob_file(store: str | Path, model: str, task: str, request_set: st
 def ignore_blobs(store: str | Path) -> None:
     """``<store>/.gitignore`` lists ``/blobs/`` (its other lines are kept): external files stay out of git."""
     path = Path(store) / GITIGNORE
-    line = f"/{BLOBS}/"
+    line = IGNORED_LINE
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
     if line not in text.splitlines():
         write_text_atomic(path, text + ("" if not text or text.endswith("\n") else "\n") + line + "\n")

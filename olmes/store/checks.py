@@ -5,6 +5,7 @@ result already in the store only when asked."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,6 +149,16 @@ def _check_hash(path: Path, expected: str, where: str) -> None:
         raise OlmesError(f"{where}: {path} changed after its score summary was written; re-run olmes score")
 
 
+def run_cost(runs: list[dict]) -> dict:
+    """What a result's run records say it cost, as ``model.json`` states it per task (and verify
+    recomputes it): the hardware, the wall time and the tokens forwarded."""
+    return {
+        "hardware": sorted({run.get("hardware", "not recorded") for run in runs}),
+        "wall_time_s": round(sum(run["wall_time_s"] for run in runs), 3),
+        "tokens_forwarded": sum(run["tokens_forwarded"] for run in runs),
+    }
+
+
 def one_fingerprint(model: str, items: list) -> str:
     """The one model fingerprint of everything published for ``model``."""
     found = {run["model_fingerprint"] for item in items for run in item.runs}
@@ -166,13 +177,43 @@ def check_display_name(source: Source, items: list) -> None:
     """A model goes in only under a display name that says what its weights are: no 4-bit GGUF of an
     instruct model may read as the full-precision release (olmes.logprobs.identity.qualifiers)."""
     identity = results_identity(source, items)
-    name = source.info.display_name
-    missing = missing_qualifiers(name, identity) if identity else []
+    problem = display_name_problem(source.info.display_name, identity)
+    if problem:
+        raise OlmesError(f"{source.model}: {problem}")
+
+
+def display_name_problem(name: str, identity: ModelIdentity | None) -> str | None:
+    """What is wrong with ``name`` as the display name of weights of ``identity`` (None: nothing): it
+    must say the qualifiers (tuning, quantization, GGUF) and, where the original is a known hub
+    model, name it by its family (the first word of the repository's name: ``SmolLM2`` of
+    ``HuggingFaceTB/SmolLM2-135M-Instruct``), so that a 135M model cannot be listed as another one."""
+    if identity is None:
+        return None
+    missing = missing_qualifiers(name, identity)
     if missing:
-        raise OlmesError(
-            f"{source.model}: display name {name!r} does not say {' '.join(missing)}; set its display_name "
-            f"to {qualified_name(name, identity)!r} in the config (or the models file)"
+        return (
+            f"display name {name!r} does not say {' '.join(missing)}; set its display_name to "
+            f"{qualified_name(name, identity)!r} in the config (or the models file)"
         )
+    family = _family(identity["original"])
+    if family and family not in _letters(name):
+        return (
+            f"display name {name!r} does not name the model it is ({identity['original']}); give it a "
+            f"display_name that names it (with {family!r})"
+        )
+    return None
+
+
+def _family(original: str) -> str | None:
+    """The first word of a hub id's repository name, lower case (None when the original is unknown)."""
+    if "/" not in original:
+        return None
+    words = re.split(r"[^a-z0-9]+", original.split("/", 1)[1].lower())
+    return next((word for word in words if word), None)
+
+
+def _letters(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "", text.lower())
 
 
 def check_store_folder(store: Path) -> None:

@@ -48,7 +48,9 @@ from olmes.store.checks import (
     check_task_files,
     one_fingerprint,
     results_identity,
+    run_cost,
 )
+from olmes.store.claims import check_new_name
 from olmes.store.layout import (
     BLOBS,
     LOGPROBS,
@@ -149,6 +151,7 @@ def _publish_locked(
         extra = [check_robustness(source.model, result, data_source) for result in found]
         check_replacement(store, source.model, checked, extra, replace, robustness_only)
         check_display_name(source, [*checked, *extra])
+        check_new_name(store, source.model, source.info.display_name)
         for item in checked:
             check_task_files(store, item.task, data_source)
         plans.append((source, checked, extra))
@@ -348,7 +351,7 @@ def _write_robustness(
     for item in extra:
         entries.setdefault(item.kind, {})[item.task] = {
             "instances": item.instances,
-            **_cost(item.runs),
+            **run_cost(item.runs),
             "published": _now(),
         }
     return {
@@ -400,14 +403,6 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
-def _cost(runs: list[dict]) -> dict:
-    return {
-        "hardware": sorted({run.get("hardware", "not recorded") for run in runs}),
-        "wall_time_s": round(sum(run["wall_time_s"] for run in runs), 3),
-        "tokens_forwarded": sum(run["tokens_forwarded"] for run in runs),
-    }
-
-
 def _copy(source: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(target) as temp:
@@ -433,7 +428,7 @@ def _task_entry(item: Checked) -> dict:
         "requests_sha256": {
             request_set: entry["run"]["requests_sha256"] for request_set, entry in summary["inputs"].items()
         },
-        **_cost(item.runs),
+        **run_cost(item.runs),
         "published": _now(),
     }
 

@@ -13,25 +13,33 @@ only a flip the model does not explain makes the verdict DIFFERS. The report (fo
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
+from olmes import __version__
+from olmes.core.atomic import write_json_atomic
 from olmes.core.errors import OlmesError
-from olmes.core.numerics import share_of_tolerance
-from olmes.core.records import REPRODUCTION_FORMAT, ReproducedTask, ReproductionReport, write_records
+from olmes.core.records import REPRODUCTION_FORMAT, ReproductionReport, write_records
+from olmes.logprobs.identity import model_identity
 from olmes.logprobs.models import prepare
 from olmes.logprobs.options import DTYPE_NAMES
 from olmes.logprobs.runner import hardware, score_file
-from olmes.scoring.agreement import compare_decisions
-from olmes.store.blobs import model_logprob_file
 from olmes.store.canonical import canonical_requests
-from olmes.store.layout import LOGPROBS, REQUESTS, logprob_name, requests_name
+from olmes.store.layout import (
+    LOGPROBS,
+    REPRODUCTION_RECORD,
+    REQUESTS,
+    logprob_name,
+    reproduction_folder,
+    requests_name,
+)
+from olmes.store.lock import store_lock
+from olmes.store.provenance import compare_task, store_sha256, store_subset, totals
 from olmes.store.reading import read_model_record
-
-KEY = ["instance_index", "choice", "unconditional"]
 
 
 def reproduce(
@@ -70,10 +78,9 @@ def reproduce(
             write_records(rows, requests_path)
             mine[request_set] = workdir / LOGPROBS / logprob_name(task, request_set)
             score_file(loaded, rows, requests_path, mine[request_set], cache_root, use_cache=False)
-            theirs[request_set] = _store_subset(store, model, task, request_set, first, workdir)
-        tasks.append(_compare_task(task, first, mine, theirs))
-    unexplained = sum(t["unexplained_flips"] for t in tasks)
-    ties = sum(t["ties_within_error"] for t in tasks)
+            theirs[request_set] = store_subset(store, model, task, request_set, first, workdir)
+        tasks.append(compare_task(task, first, mine, theirs))
+    summed = totals(tasks)
     return {
         "format": REPRODUCTION_FORMAT,
         "model": model,
@@ -83,61 +90,65 @@ def reproduce(
         "store_hardware": sorted({h for entry in record["tasks"].values() for h in entry["hardware"]}),
         "same_fingerprint": plan.fingerprint == record["fingerprint"],
         "wall_time_s": round(time.perf_counter() - started, 1),
-        "requests": sum(t["requests"] for t in tasks),
-        "max_abs_delta": max(t["max_abs_delta"] for t in tasks),
-        "max_share_of_tolerance": max(t["max_share_of_tolerance"] for t in tasks),
-        "beyond_tolerance": sum(t["beyond_tolerance"] for t in tasks),
-        "decisions": sum(t["decisions"] for t in tasks),
-        "identical": sum(t["identical"] for t in tasks),
-        "ties_within_error": ties,
-        "unexplained_flips": unexplained,
-        "verdict": "DIFFERS" if unexplained else "reproduced within float error" if ties else "reproduced",
+        "requests": summed["requests"],
+        "max_abs_delta": summed["max_abs_delta"],
+        "max_share_of_tolerance": summed["max_share_of_tolerance"],
+        "beyond_tolerance": summed["beyond_tolerance"],
+        "decisions": summed["decisions"],
+        "identical": summed["identical"],
+        "ties_within_error": summed["ties_within_error"],
+        "unexplained_flips": summed["unexplained_flips"],
+        "verdict": summed["verdict"],
         "tasks": tasks,
+        "date": _now(),
+        "olmes_commit": olmes_commit(),
+        "identity": model_identity(plan.resolved, plan.dtype),
+        "store_files": {task["task"]: store_sha256(store, model, task["task"]) for task in tasks},
     }
 
 
-def _store_subset(store: Path, model: str, task: str, request_set: str, limit: int, workdir: Path) -> Path:
-    """The store's log-prob rows of the first ``limit`` instances, as a log-prob file of their own."""
-    frame = pd.read_parquet(model_logprob_file(store, model, task, request_set))
-    path = workdir / "store" / logprob_name(task, request_set)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    frame[frame["instance_index"] < limit].to_parquet(path, index=False)
-    return path
+def record_reproduction(store: Path, report: ReproductionReport, workdir: Path) -> Path:
+    """Write ``report`` and its recomputed log-prob files into the store as the model's reproduction
+    record (``reproductions/<model>/``), replacing an earlier one in one rename, under the store's
+    lock. Maintainers run this on the base branch; a pull request may not change it."""
+    model = report["model"]
+    final = reproduction_folder(store, model)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with store_lock(store):
+        staging = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{model}.recording-"))
+        try:
+            for task in report["tasks"]:
+                for request_set in report["store_files"][task["task"]]:
+                    name = logprob_name(task["task"], request_set)
+                    shutil.copyfile(workdir / LOGPROBS / name, staging / name)
+            write_json_atomic(staging / REPRODUCTION_RECORD, report)
+            old = final.parent / f".{model}.old-{staging.name.rsplit('-', 1)[-1]}"
+            if final.exists():
+                os.rename(final, old)
+            os.rename(staging, final)
+            shutil.rmtree(old, ignore_errors=True)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return final
 
 
-def _compare_task(
-    task: str, instances: int, mine: dict[str, Path], theirs: dict[str, Path]
-) -> ReproducedTask:
-    deltas, shares = [], []
-    for request_set in mine:
-        here, there = pd.read_parquet(mine[request_set]), pd.read_parquet(theirs[request_set])
-        joined = here.merge(there, on=KEY, how="outer", suffixes=("", "_store"), indicator=True)
-        if (joined["_merge"] != "both").any():
-            raise OlmesError(
-                f"{task} {request_set}: the requests recomputed here are not the store's; "
-                "re-publish the model with this olmes version"
-            )
-        deltas.append(np.abs(joined["sum_logprob"] - joined["sum_logprob_store"]).to_numpy())
-        shares.append(
-            share_of_tolerance(joined["sum_logprob"], joined["sum_logprob_store"], joined["num_tokens"])
-        )
-    share = np.concatenate(shares)
-    compared = compare_decisions(mine, theirs)
-    flips = compared["flips"]
-    return {
-        "instances": instances,
-        "task": task,
-        "requests": len(share),
-        "max_abs_delta": float(np.concatenate(deltas).max()),
-        "max_share_of_tolerance": float(share.max()),
-        "beyond_tolerance": int((share > 1).sum()),
-        "decisions": compared["decisions"],
-        "identical": compared["identical"],
-        "ties_within_error": sum(flip["within_error"] for flip in flips),
-        "unexplained_flips": sum(not flip["within_error"] for flip in flips),
-        "differing_methods": sorted({flip["method"] for flip in flips}),
-        "flips": flips,
-    }
+def olmes_commit() -> str:
+    """The git commit of the olmes code running (with ``+changes`` when its tree differs from it), or
+    its version where it is not a git checkout."""
+    where = Path(__file__).resolve().parent
+    head = subprocess.run(["git", "-C", str(where), "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        return f"olmes {__version__} (not a git checkout)"
+    dirty = subprocess.run(
+        ["git", "-C", str(where), "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+    )
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def summary_lines(report: ReproductionReport) -> list[str]:

@@ -7,13 +7,16 @@ recorded, each request set against the requests this olmes version makes, every 
 the store's own log-probs (and the stored predictions against the recomputed ones), partial results
 labelled, the task files, and the README's published table; and the store's layout: plain files and
 folders only (no symbolic link, which could point outside the store), each in a place the format has
-for it (an unknown file or a stray summary is named). Each problem is one line naming its file. What
-an interrupted publish left (olmes.store.lock) is no model and no problem, only a note.
+for it (an unknown file, a stray summary, a publish's lock or what an interrupted publish left is
+named); what model.json, the summaries and the run records claim beyond the numbers, each against its
+source (olmes.store.claims); model names that read as another's; and each reproduction record, its
+comparison made again from the files it keeps (olmes.store.provenance). Each problem is one line
+naming its file.
 ``olmes publish`` runs :func:`verify_model` on each model folder it builds before swapping it in.
 
 What it cannot catch: log-probs fabricated consistently (made-up log-probs with summaries, predictions
-and hashes computed from them pass every check here); only running the model again does
-(``olmes reproduce``, CONTRIBUTING.md).
+and hashes computed from them pass every check here); only running the model again does: a
+maintainer's ``olmes reproduce --record`` gives the model its reproduced badge (olmes.store.provenance).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,12 +35,13 @@ import pandas as pd
 
 from olmes.core.errors import OlmesError
 from olmes.core.methods import CF, MCF, MCF_METHOD, ROTATIONS, get_method
-from olmes.core.records import olmes_score, read_score_summary
+from olmes.core.records import olmes_score, read_run_record, read_score_summary
 from olmes.core.resources import file_sha256
 from olmes.core.tasks import TASKS
 from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, analyze, read_rotation_report
 from olmes.scoring.score import partial_reasons, score_task
-from olmes.store.blobs import blob_path
+from olmes.store import claims, provenance
+from olmes.store.blobs import IGNORED_LINE, blob_path
 from olmes.store.canonical import task_files
 from olmes.store.checks import check_robustness, check_task
 from olmes.store.layout import (
@@ -45,6 +50,8 @@ from olmes.store.layout import (
     LOGPROBS,
     MODEL_RECORD,
     MODELS,
+    REPRODUCTION_RECORD,
+    REPRODUCTIONS,
     ROBUSTNESS,
     RUN_SUFFIX,
     SCORES,
@@ -55,6 +62,7 @@ from olmes.store.layout import (
     model_folder,
     model_record_path,
     models_folder,
+    reproduction_record_path,
     run_record_name,
     store_record_path,
     summary_name,
@@ -75,7 +83,10 @@ RECORD_FIELDS = {"instances": "n_instances", "limit": "limit", "partial": "parti
 # summary fields checked otherwise than by recomputing them: the files (by SHA-256), the methods (one by one)
 NOT_RECOMPUTED = ("inputs", "predictions", "methods")
 STORE_FILES = (STORE_RECORD, GITIGNORE)  # the files of a store's top folder
-STORE_FOLDERS = (MODELS, TASK_FILES, BLOBS)
+STORE_FOLDERS = (MODELS, TASK_FILES, BLOBS, REPRODUCTIONS)
+IGNORED = (
+    f"{IGNORED_LINE}\n"  # a store's .gitignore, as olmes publish writes it (olmes.store.blobs.ignore_blobs)
+)
 BLOB_NAME = re.compile(r"^[0-9a-f]{64}\.parquet$")
 
 
@@ -126,7 +137,8 @@ def verify_store(
     root = Path(root)
     found = Verification()
     with found.checking(store_record_path(root)):
-        store_record(root)
+        for what in claims.store_record_problems(store_record(root)):
+            found.problem(store_record_path(root), what)
     if found.problems:
         return found
     models_dir = models_folder(root)
@@ -143,6 +155,8 @@ def verify_store(
     _verify_layout(found, root, chosen)
     for model in chosen:
         _verify_model(found, root, model, logprobs, data_source)
+    _verify_names(found, root, folders)
+    _verify_reproductions(found, root, chosen, logprobs)
     _verify_task_files(found, root, data_source)
     readme = root.parent / README
     if readme.is_file():
@@ -183,6 +197,35 @@ def _verify_model(
     for result in source.robustness(root):  # a stray summary of no task is left to the layout check
         _verify_robustness(found, model, result, logprobs, data_source)
     _check_fingerprints(found, folder, record)
+    _verify_claims(found, root, model, record, source)
+
+
+def _verify_claims(found: Verification, root: Path, model: str, record: dict, source: Source) -> None:
+    """What model.json, the summaries and the run records claim beyond the numbers (olmes.store.claims)."""
+    runs: dict[str, list] = {}
+    robustness_runs: dict[tuple[str, str], list] = {}
+    results = [(None, task, source.summary_path(task), source.logprobs) for task in source.tasks()]
+    results += [(r.kind, r.task, r.path, r.logprobs) for r in source.robustness(root)]
+    for kind, task, path, folder in results:
+        try:
+            document = read_rotation_report(path) if kind == ROTATIONS_KIND else read_score_summary(path)
+            found_runs = {s: read_run_record(folder / logprob_name(task, s)) for s in document["inputs"]}
+        except OlmesError:
+            continue  # its problem is the result's own
+        for request_set, run in found_runs.items():
+            for what in [] if run is None else claims.run_problems(run):
+                found.problem(folder / run_record_name(task, request_set), what)
+        if kind != ROTATIONS_KIND:
+            for what in claims.summary_problems(document, model, found_runs):
+                found.problem(path, what)
+        present = [run for run in found_runs.values() if run is not None]
+        if kind is None:
+            runs[task] = present
+        else:
+            robustness_runs[(kind, task)] = present
+    reproduced = provenance.reproduced_identity(root, model)
+    for what in claims.record_problems(record, runs, robustness_runs, reproduced):
+        found.problem(source.scores.parent / MODEL_RECORD, what)
 
 
 def _verify_task(
@@ -226,6 +269,57 @@ def _verify_robustness(
             found.problem(result.path, f"{key} is {report.get(key)!r}, its log-probs give {again[key]!r}")
         for key in [key for key in report if key not in again]:
             found.problem(result.path, f"{key} is {report[key]!r}, its log-probs give none")
+
+
+def _verify_names(found: Verification, root: Path, folders: list[str]) -> None:
+    """Model names and display names that read as another's (olmes.store.claims.name_problems)."""
+    names = {}
+    for model in folders:
+        try:
+            names[model] = read_model_record(root, model)["display_name"]
+        except OlmesError:
+            continue  # the record's own problem
+    for model, what in claims.name_problems(names):
+        found.problem(model_folder(root, model), what)
+
+
+def _verify_reproductions(found: Verification, root: Path, models: list[str], logprobs: bool) -> None:
+    """Each model's reproduction record (olmes.store.provenance), recomputed from the log-probs it
+    keeps and the store's; a stale one (the model replaced since) is a note: the model is submitted."""
+    for model in models:
+        path = reproduction_record_path(root, model)
+        try:
+            record = provenance.read_record(root, model)
+        except OlmesError as error:
+            found.problem(path, str(error))
+            continue
+        if record is None:
+            continue
+        if provenance.is_stale(root, record):
+            found.notes.append(
+                f"{path}: stale, the model's log-prob files changed since it was reproduced; it is shown "
+                "as submitted until a maintainer reproduces it again"
+            )
+            continue
+        with tempfile.TemporaryDirectory() as work, found.checking(path):
+            for what in provenance.record_problems(root, record, Path(work)):
+                found.problem(path, what)
+    for folder in _children(root / REPRODUCTIONS):
+        if not folder.is_dir() or folder.name not in models and not model_folder(root, folder.name).is_dir():
+            _unknown(found, folder)
+            continue
+        try:
+            record = provenance.read_record(root, folder.name)
+        except OlmesError:
+            continue
+        named = {REPRODUCTION_RECORD} | {
+            logprob_name(task, s)
+            for task, files in (record or {}).get("store_files", {}).items()
+            for s in files
+        }
+        for path in _children(folder):
+            if path.name not in named or not path.is_file():
+                _unknown(found, path)
 
 
 # -- one result ---------------------------------------------------------------------------------------
@@ -397,15 +491,27 @@ def _verify_layout(found: Verification, root: Path, models: list[str]) -> None:
             )
     if (root / LOCK_NAME).exists() and not (root / LOCK_NAME).is_symlink():
         holder = read_holder(root)
-        found.notes.append(
-            f"{root / LOCK_NAME}: "
+        found.problem(
+            root / LOCK_NAME,
+            "a publish's lock, not part of the store (never commit it): "
             + (
                 "unreadable; if no publish is running, remove it"
                 if holder is None
                 else f"left by {describe(holder)}, which no longer runs; the next olmes publish takes it over"
                 if is_stale(holder)
-                else f"a publish is running ({describe(holder)}); what it writes may not be in place yet"
-            )
+                else f"a publish is running ({describe(holder)}); verify the store once it is done"
+            ),
+        )
+    gitignore = root / GITIGNORE
+    if (
+        gitignore.is_file()
+        and not gitignore.is_symlink()
+        and gitignore.read_text(encoding="utf-8") != IGNORED
+    ):
+        found.problem(
+            gitignore,
+            f"a store's .gitignore holds only {IGNORED.strip()!r} (what it ignores never reaches git: a "
+            "published model would silently stay out of the repository); write it as olmes publish does",
         )
     for path in _children(root):
         if path.name in (LOCK_NAME, *STORE_FILES) and path.is_file():
@@ -482,9 +588,10 @@ def _leftover_or_unknown(found: Verification, path: Path) -> None:
             f"missing: an interrupted publish left it as {path.name}; the next olmes publish puts it back",
         )
     elif staged is not None or (is_leftover(path.name) and path.is_file()):
-        found.notes.append(
-            f"{path}: left by an interrupted publish, not part of the store; "
-            "the next olmes publish removes it"
+        found.problem(
+            path,
+            "left by an interrupted publish, not part of the store (never commit it); "
+            "the next olmes publish removes it",
         )
     else:
         _unknown(found, path)

@@ -27,6 +27,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", type=Path, required=True, help="the comparison report (JSON) to write")
     parser.add_argument("--threads", type=positive_int, help="CPU threads of torch (default: every core)")
     parser.add_argument(
+        "--record",
+        action="store_true",
+        help="also write the comparison and its recomputed log-probs into the store as the model's "
+        "reproduction record (reproductions/<model>/), which earns it the reproduced badge; maintainers "
+        "run this on the base branch (a pull request may not change reproductions/)",
+    )
+    parser.add_argument(
         "--weights",
         help="where this machine has the model (a local folder or file; default: the store's spec); "
         "checked to be the store's weights by their content hash",
@@ -34,15 +41,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def files(args: argparse.Namespace) -> CommandFiles:
-    """The store and the weights are only read: the report and the work folder go elsewhere (a store
-    changes only through olmes publish); the report's folder is probed before the model is loaded."""
+    """The store and the weights are only read (but for the reproduction record with ``--record``): the
+    report and the work folder go elsewhere; the report's folder is probed before the model is loaded."""
     weights = Path(args.weights).expanduser() if args.weights else None
     folder = weights if weights is not None and weights.is_dir() else None
     return CommandFiles(
         reads=[*named("--store", args.store), *named("--weights", weights)],
         writes=named("--output", args.output),
         folders=named("--workdir", args.workdir),
-        read_only=[*named("--store", args.store), *named("--weights", folder)],
+        read_only=[*([] if args.record else named("--store", args.store)), *named("--weights", folder)],
         probe=True,
     )
 
@@ -52,11 +59,14 @@ def run(args: argparse.Namespace) -> int:
 
     from olmes.core.atomic import write_json_atomic
     from olmes.core.resources import cache_dir
-    from olmes.store.reproduce import reproduce, summary_lines
+    from olmes.store.reproduce import record_reproduction, reproduce, summary_lines
 
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     report = reproduce(args.store, args.model, args.limit, args.workdir, cache_dir(), args.weights)
     write_json_atomic(args.output, report)
     print("\n".join(summary_lines(report)), file=sys.stderr)
+    if args.record:
+        where = record_reproduction(args.store, report, args.workdir)
+        print(f"olmes: reproduce: recorded in {where} ({report['verdict']})", file=sys.stderr)
     return 0
