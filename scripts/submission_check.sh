@@ -12,6 +12,10 @@
 # 2. a worktree of BASE (the code that verifies) gets the PR's accepted changes applied, only those;
 # 3. $OLMES (default: olmes, the install of the base's checkout) fetches the store's log-prob files and
 #    verifies the store against BASE, in the worktree.
+# 4. with $OLMES_REPRODUCE_LIMIT set (the workflow: 5), each model the PR adds or changes is reproduced on
+#    this machine: its first N instances of every task recomputed from the named weights and compared
+#    with the PR's log-probs (olmes reproduce), where its weights fit ($OLMES_REPRODUCE_MAX_GB, default
+#    3: a float32 copy of 3 GB of weights in the runner's 16 GB), else why not is said; DIFFERS refuses.
 # With $GITHUB_STEP_SUMMARY set, each line said here and verify's report go to the job summary.
 # Exit status: 0 verified, 1 refused or a problem found.
 set -euo pipefail
@@ -77,4 +81,28 @@ $OLMES verify leaderboard --base "$base_commit" "${verify_summary[@]}" || status
 if [ -n "$summary" ] && [ -f "$work/verify.md" ]; then
   cat "$work/verify.md" >>"$summary"
 fi
+if [ "$status" -ne 0 ] || [ -z "${OLMES_REPRODUCE_LIMIT:-}" ]; then
+  exit "$status"
+fi
+
+# 4. reproduce a sample of each model the PR adds or changes, where its weights fit this machine
+models=$(git -C "$tree" diff --cached --name-only --no-renames "$base_commit" -- leaderboard/models |
+  cut -d/ -f3 | sort -u)
+for model in $models; do
+  [ -f "leaderboard/models/$model/model.json" ] || continue
+  if ! $OLMES reproduce "$model" --store leaderboard --limit "$OLMES_REPRODUCE_LIMIT" \
+    --max-weights-gb "${OLMES_REPRODUCE_MAX_GB:-3}" --workdir "$work/reproduce/$model" \
+    --output "$work/reproduce/$model.json" 2>"$work/reproduce.log"; then
+    say "reproduce $model failed: $(tail -n 1 "$work/reproduce.log")"
+    status=1
+    continue
+  fi
+  while IFS= read -r line; do
+    say "$line"
+  done < <(grep -v '^olmes: loaded\|^Loading' "$work/reproduce.log")
+  if grep -q '"verdict": "DIFFERS"' "$work/reproduce/$model.json" 2>/dev/null; then
+    say "refused: $model's log-probs are not those its weights give here (reproduce: DIFFERS)"
+    status=1
+  fi
+done
 exit "$status"

@@ -291,20 +291,24 @@ def make_results(
     seed: int = 0,
     fingerprint: str = "f" * 32,
     tamper=None,
+    identity: dict | None = None,
 ) -> Path:
-    """A results folder holding ``model`` on TASK: requests, log-probs + run records, scores."""
+    """A results folder holding ``model`` on TASK: requests, log-probs + run records (carrying
+    ``identity`` when given, as the engine's do), scores."""
     rng = np.random.default_rng(seed)
     inputs = []
     for request_set in SETS:
         rows = [dict(row) for row in store.canonical_requests(TASK, request_set, limit, "bundle")]
         if tamper is not None and request_set == "cf":
             rows = [tamper(row) for row in rows]
-        logprobs = write_logprobs(root, model, request_set, rows, fingerprint, rng)
+        logprobs = write_logprobs(root, model, request_set, rows, fingerprint, rng, identity)
         inputs += [f"--{request_set}", str(logprobs)]
     return score_results(root, model, inputs, limit)
 
 
-def write_logprobs(folder: Path, model: str, request_set: str, rows, fingerprint: str, rng) -> Path:
+def write_logprobs(
+    folder: Path, model: str, request_set: str, rows, fingerprint: str, rng, identity: dict | None = None
+) -> Path:
     """A request file and made-up log-probs of it with their run record, as the workflow writes them."""
     from olmes.logprobs.runner import hardware, write_parquet  # torch: only the tests that make results
 
@@ -323,6 +327,8 @@ def write_logprobs(folder: Path, model: str, request_set: str, rows, fingerprint
         requests_sha256=hashlib.sha256(requests.read_bytes()).hexdigest(),
         num_requests=len(rows),
     )
+    if identity is not None:
+        record["identity"] = identity
     write_run_record(logprobs, record)
     return logprobs
 

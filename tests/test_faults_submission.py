@@ -107,9 +107,9 @@ def _wrapper(tmp_path: Path) -> Path:
     return wrapper
 
 
-def _check(repo: Path, tmp_path: Path, pr: str) -> tuple[subprocess.CompletedProcess, str]:
+def _check(repo: Path, tmp_path: Path, pr: str, **more: str) -> tuple[subprocess.CompletedProcess, str]:
     summary = tmp_path / "summary.md"
-    env = {**os.environ, "OLMES": str(_wrapper(tmp_path)), "GITHUB_STEP_SUMMARY": str(summary)}
+    env = {**os.environ, "OLMES": str(_wrapper(tmp_path)), "GITHUB_STEP_SUMMARY": str(summary), **more}
     done = subprocess.run(
         ["bash", str(SCRIPT), "main", pr], cwd=repo, capture_output=True, text=True, env=env, timeout=120
     )
@@ -249,11 +249,13 @@ def test_an_honest_submission_of_a_new_model_is_verified_with_the_base_code(repo
         (repo / "README.md").write_text(README_TEXT.replace("M0", "M1"))
 
     branch = _branch(repo, "pr-honest", add_model)
-    done, summary = _check(repo, tmp_path, branch)
+    done, summary = _check(repo, tmp_path, branch, OLMES_REPRODUCE_LIMIT="2")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "submission: accepted: the paths of model folder(s) M1" in done.stdout
     assert "submission: changes the rows of README.md's table of store results" in done.stdout
-    assert _ran(tmp_path) == ["check-submission", "fetch-logprobs", "verify"]
+    assert _ran(tmp_path) == ["check-submission", "fetch-logprobs", "verify", "reproduce"]
+    # M1's made-up weights are a local folder the store names by its name only: said, not a failure
+    assert "olmes: reproduce: M1 not reproduced here: its weights are a local" in summary
     assert "olmes: verify: clean: 1 model(s)" in done.stderr
     assert "verify: clean" in summary
     assert BASE_VERIFY in (tmp_path / "ran.log").read_text()
@@ -266,6 +268,9 @@ def test_the_workflow_installs_the_base_and_runs_the_script():
     checkout = next(step for step in steps if step.get("uses", "").startswith("actions/checkout"))
     assert "base" in checkout["with"]["ref"]
     runs = "\n".join(step.get("run", "") for step in steps)
-    assert "scripts/submission_check.sh" in runs and "pip install ." in runs
+    assert "scripts/submission_check.sh" in runs and 'pip install ".[models]"' in runs
+    assert "download.pytorch.org/whl/cpu" in runs  # a CPU torch, never a CUDA build on the runner
     assert "pull/" in runs  # the PR's head is fetched, as data
-    assert runs.index("pip install .") < runs.index("git fetch")  # installed before the PR is fetched
+    assert runs.index("pip install") < runs.index("git fetch")  # installed before the PR is fetched
+    check = next(step for step in steps if "submission_check.sh" in step.get("run", ""))
+    assert check["env"]["OLMES_REPRODUCE_LIMIT"] == "5"  # a sample of each new model reproduced

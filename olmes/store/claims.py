@@ -76,7 +76,9 @@ def record_problems(
         return found
     found += _run_field_problems(record, every)
     found += _identity_problems(record, every, reproduced)
-    problem = display_name_problem(record["display_name"], record.get("identity"))
+    problem = display_name_problem(
+        record["display_name"], record.get("identity") or recorded_identity(every) or reproduced
+    )
     if problem:
         found.append(problem)
     for task, entry in record["tasks"].items():
@@ -114,21 +116,23 @@ def _run_field_problems(record: ModelRecord, runs: list[RunRecord]) -> list[str]
 def _identity_problems(
     record: ModelRecord, runs: list[RunRecord], reproduced: ModelIdentity | None
 ) -> list[str]:
+    """The identity must be its run records' (all of one), or, where none carries one, the one a
+    reproduction read from the weights; a record may leave out only the latter (results of an olmes
+    that recorded no identity). Nothing else confirms an identity, so an unconfirmed one is refused."""
     claimed = record.get("identity")
     identities = [run["identity"] for run in runs if "identity" in run]
     recorded = recorded_identity(runs)
     if any(identity != recorded for identity in identities):
         return ["its run records carry different identities; publish the model from one run again"]
-    source, said = (recorded, "its run records say") if recorded else (reproduced, "its reproduction read")
-    if source is None:
-        if claimed is None:
-            return []
-        return [
-            "identity is in no run record and the model was not reproduced, so nothing confirms it; "
-            "a maintainer reproduces it (olmes reproduce --record) or it is published again"
-        ]
-    if claimed != source:
-        return [f"identity is {claimed!r}, {said} {source!r}"]
+    if recorded is not None and claimed != recorded:
+        return [f"identity is {claimed!r}, its run records say {recorded!r}"]
+    if recorded is None and claimed is not None and claimed != reproduced:
+        if reproduced is None:
+            return [
+                "identity is in no run record and the model was not reproduced, so nothing confirms it; "
+                "a maintainer reproduces it (olmes reproduce --record) or it is published again"
+            ]
+        return [f"identity is {claimed!r}, its reproduction read {reproduced!r}"]
     return []
 
 

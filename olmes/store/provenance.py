@@ -116,9 +116,10 @@ def store_subset(store: Path, model: str, task: str, request_set: str, limit: in
     return path
 
 
-def store_sha256(store: Path, model: str, task: str) -> dict[str, str]:
-    """Each request set's log-prob file SHA-256, as the model's score summary of ``task`` records it."""
-    summary = read_score_summary(model_folder(store, model) / SCORES / summary_name(task))
+def store_sha256(store: Path, model: str, task: str, folder: Path | None = None) -> dict[str, str]:
+    """Each request set's log-prob file SHA-256, as the model's score summary of ``task`` records it
+    (in ``folder`` instead of the store's model folder when given: one being published)."""
+    summary = read_score_summary((folder or model_folder(store, model)) / SCORES / summary_name(task))
     return {request_set: entry["sha256"] for request_set, entry in summary["inputs"].items()}
 
 
@@ -139,11 +140,12 @@ def read_record(store: Path, model: str) -> ReproductionReport | None:
     return record
 
 
-def is_stale(store: Path, record: ReproductionReport) -> bool:
-    """Whether the model's log-prob files are no longer those the record compared (it was replaced)."""
+def is_stale(store: Path, record: ReproductionReport, folder: Path | None = None) -> bool:
+    """Whether the model's log-prob files (in ``folder`` when given) are no longer those the record
+    compared (it was replaced)."""
     for task, files in record["store_files"].items():
         try:
-            if store_sha256(store, record["model"], task) != files:
+            if store_sha256(store, record["model"], task, folder) != files:
                 return True
         except OlmesError:
             return True
@@ -203,10 +205,11 @@ def record_problems(store: Path, record: ReproductionReport, workdir: Path) -> l
     return found
 
 
-def reproduced_identity(store: Path, model: str) -> ModelIdentity | None:
-    """The identity a current reproduction read from the weights (None: none, or stale)."""
+def reproduced_identity(store: Path, model: str, folder: Path | None = None) -> ModelIdentity | None:
+    """The identity a reproduction read from the weights of the model's log-prob files (in ``folder``
+    when given: one being published); None when there is none, or it was made of other files."""
     try:
         record = read_record(store, model)
     except OlmesError:
         return None
-    return None if record is None or is_stale(store, record) else record["identity"]
+    return None if record is None or is_stale(store, record, folder) else record["identity"]

@@ -3,6 +3,7 @@ and what the tables and the site read of it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from olmes.core.errors import OlmesError
@@ -19,6 +20,7 @@ from olmes.store.layout import (
     task_files_folder,
 )
 from olmes.store.lock import is_leftover
+from olmes.store.provenance import level
 from olmes.tables.results import ModelInfo
 
 
@@ -69,10 +71,14 @@ def read_model_record(root: str | Path, model: str, folder: Path | None = None) 
 
 
 def model_infos(root: str | Path) -> list[ModelInfo]:
-    """How the tables and the site name the store's models (display name, checkpoint series)."""
+    """How the tables and the site name the store's models (display name, checkpoint series), with
+    each one's provenance level (olmes.store.provenance)."""
     return [
-        ModelInfo.from_record(
-            read_model_record(root, name), str(model_record_path(root, name)), other_keys=True
+        replace(
+            ModelInfo.from_record(
+                read_model_record(root, name), str(model_record_path(root, name)), other_keys=True
+            ),
+            provenance=level(Path(root), name),
         )
         for name in model_names(root)
     ]

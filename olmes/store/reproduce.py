@@ -26,8 +26,9 @@ from olmes.core.errors import OlmesError
 from olmes.core.records import REPRODUCTION_FORMAT, ReproductionReport, write_records
 from olmes.logprobs.identity import model_identity
 from olmes.logprobs.models import prepare
-from olmes.logprobs.options import DTYPE_NAMES
+from olmes.logprobs.options import DTYPE_NAMES, HUB_ID, SHORT_NAMES
 from olmes.logprobs.runner import hardware, score_file
+from olmes.logprobs.spec import parse_model_spec
 from olmes.store.canonical import canonical_requests
 from olmes.store.layout import (
     LOGPROBS,
@@ -105,6 +106,39 @@ def reproduce(
         "identity": model_identity(plan.resolved, plan.dtype),
         "store_files": {task["task"]: store_sha256(store, model, task["task"]) for task in tasks},
     }
+
+
+WEIGHT_FILES = (".safetensors", ".bin", ".gguf")  # the files of a hub repository that are weights
+
+
+def fit_problem(spec: str, revision: str, max_bytes: int) -> str | None:
+    """Why the store model of ``spec`` and ``revision`` cannot be reproduced on a machine that holds
+    at most ``max_bytes`` of weights (None: it can): a local folder or GGUF file is named in the store
+    by its name only (its weights are not public); a hub model's weight files at the recorded commit
+    are sized from the hub's listing before anything is downloaded; an embedded short name is small."""
+    parsed = parse_model_spec(spec) if spec in SHORT_NAMES or HUB_ID.match(spec) else None
+    if parsed is None:
+        return f"its weights are a local {spec!r}, not public; a maintainer who has them uses --weights"
+    if parsed.kind == "short-name":
+        return None
+    commit = revision.rpartition("@")[2] if revision.startswith("hub:") else parsed.revision
+    size = hub_weight_bytes(parsed.repo_id, commit)
+    if size > max_bytes:
+        return (
+            f"its weights are {size / 1e9:.1f} GB, more than the {max_bytes / 1e9:.1f} GB this machine holds"
+        )
+    return None
+
+
+def hub_weight_bytes(repo_id: str, revision: str | None) -> int:
+    """The bytes of a hub repository's weight files at ``revision``, from the hub's file listing."""
+    from huggingface_hub import HfApi
+
+    try:
+        info = HfApi().model_info(repo_id, revision=revision, files_metadata=True)
+    except Exception as exc:  # network, auth, missing repo or revision
+        raise OlmesError(f"cannot list {repo_id!r} on the Hugging Face hub: {exc}") from exc
+    return sum(file.size or 0 for file in info.siblings if file.rfilename.endswith(WEIGHT_FILES))
 
 
 def record_reproduction(store: Path, report: ReproductionReport, workdir: Path) -> Path:

@@ -223,7 +223,7 @@ def _verify_claims(found: Verification, root: Path, model: str, record: dict, so
             runs[task] = present
         else:
             robustness_runs[(kind, task)] = present
-    reproduced = provenance.reproduced_identity(root, model)
+    reproduced = provenance.reproduced_identity(root, model, source.scores.parent)
     for what in claims.record_problems(record, runs, robustness_runs, reproduced):
         found.problem(source.scores.parent / MODEL_RECORD, what)
 

@@ -40,6 +40,9 @@ class ModelInfo:
     checkpoint: str | None = None
     paper_model: str | None = None  # the OLMES paper model this one regenerates (olmes.tables.reported)
     identity: ModelIdentity | None = None  # what the model is (olmes.logprobs.identity); None: not recorded
+    # a store model's provenance level (olmes.store.provenance): "reproduced" or "submitted"; None: not
+    # read from a store. The store's reading of its records: never written into a model's own entry
+    provenance: str | None = None
 
     @classmethod
     def from_record(cls, record: object, where: str = "model", *, other_keys: bool = False) -> ModelInfo:
@@ -61,11 +64,13 @@ class ModelInfo:
             checkpoint=None if record.get("checkpoint") is None else str(record["checkpoint"]),
             paper_model=_paper_model(record.get("paper_model"), where),
             identity=_identity(record.get("identity"), where),
+            provenance=_provenance(record.get("provenance"), where),
         )
 
     def entry(self) -> dict:
-        """The fields that are set, in field order: a models-file entry (and a ``model.json``'s)."""
-        return {key: value for key, value in vars(self).items() if value is not None}
+        """The fields that are set, in field order: a models-file entry (and a ``model.json``'s), without
+        the provenance (the store's reading of its records, not a claim of the model's)."""
+        return {key: value for key, value in vars(self).items() if value is not None and key != "provenance"}
 
 
 _MODEL_KEYS = set(ModelInfo.__dataclass_fields__)
@@ -82,6 +87,15 @@ def _paper_model(value, where: str) -> str | None:
             f"{where}: paper_model {value!r} is not a model of the OLMES paper (v2); "
             f"one of: {', '.join(PAPER_MODELS)}"
         )
+    return value
+
+
+PROVENANCE_LEVELS = ("reproduced", "submitted")
+
+
+def _provenance(value, where: str) -> str | None:
+    if value is not None and value not in PROVENANCE_LEVELS:
+        raise OlmesError(f"{where}: provenance {value!r} is not one of {', '.join(PROVENANCE_LEVELS)}")
     return value
 
 

@@ -34,6 +34,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "run this on the base branch (a pull request may not change reproductions/)",
     )
     parser.add_argument(
+        "--max-weights-gb",
+        type=float,
+        metavar="GB",
+        help="reproduce only a model whose weights this machine can hold (a hub model sized from the "
+        "hub's listing first); otherwise say why not and exit 0 (the submission check's runner)",
+    )
+    parser.add_argument(
         "--weights",
         help="where this machine has the model (a local folder or file; default: the store's spec); "
         "checked to be the store's weights by their content hash",
@@ -59,10 +66,17 @@ def run(args: argparse.Namespace) -> int:
 
     from olmes.core.atomic import write_json_atomic
     from olmes.core.resources import cache_dir
-    from olmes.store.reproduce import record_reproduction, reproduce, summary_lines
+    from olmes.store.reading import read_model_record
+    from olmes.store.reproduce import fit_problem, record_reproduction, reproduce, summary_lines
 
     if args.threads is not None:
         torch.set_num_threads(args.threads)
+    if args.max_weights_gb is not None and args.weights is None:
+        record = read_model_record(args.store, args.model)
+        problem = fit_problem(record["spec"], record["revision"], int(args.max_weights_gb * 1e9))
+        if problem:
+            print(f"olmes: reproduce: {args.model} not reproduced here: {problem}", file=sys.stderr)
+            return 0
     report = reproduce(args.store, args.model, args.limit, args.workdir, cache_dir(), args.weights)
     write_json_atomic(args.output, report)
     print("\n".join(summary_lines(report)), file=sys.stderr)
