@@ -278,3 +278,14 @@ def test_the_leaderboard_and_model_pages_state_the_identity(built) -> None:
     assert "base · GGUF weights, Q4_K_M · computed in float32 (dequantized)" in index
     page = visible_text((built / "site" / "models" / "Gemma-3-270M.html").read_text())
     assert "What was evaluated" in page and "Q4_K_M" in page and "olmes's record of this file" in page
+
+
+def test_the_committed_models_are_shown_reproduced(built) -> None:
+    """Issue 37: both embedded models carry a maintainer's reproduction record (leaderboard/reproductions/),
+    so the leaderboard and their pages show them reproduced, never merely submitted."""
+    index = (built / "site" / "index.html").read_text()
+    assert index.count('class="badge badge-reproduced"') == len(store.model_names(LEADERBOARD)) == 2
+    assert "badge-submitted" not in index
+    for name in store.model_names(LEADERBOARD):
+        page = visible_text((built / "site" / "models" / f"{name}.html").read_text())
+        assert "Reproduced: a maintainer recomputed the first instances of every task" in page

@@ -187,3 +187,17 @@ def test_a_model_that_does_not_fit_is_said_not_reproduced(monkeypatch) -> None:
     assert problem == "its weights are 4.0 GB, more than the 3.0 GB this machine holds"
     assert asked == [("org/big", "0123abc", True)]
     assert fit_problem("org/big", "hub:org/big@0123abc", 5 * 10**9) is None
+
+
+def test_the_site_shows_each_models_level(recorded, built, tmp_path) -> None:
+    """The leaderboard row and the model page say reproduced for a recorded model, submitted otherwise."""
+    from tests.helpers import olmes
+
+    for root, level in ((recorded, "reproduced"), (built, "submitted")):
+        site = tmp_path / f"site-{level}"
+        code, err = olmes("site", "--store", str(root), "--out", str(site))
+        assert code == 0, err
+        index = (site / "index.html").read_text()
+        assert index.count(f'class="badge badge-{level}"') == 1, level
+        page = (site / "models" / f"{MODEL}.html").read_text()
+        assert f'class="badge badge-{level}"' in page and f"{level.capitalize()}:" in page
