@@ -4,7 +4,16 @@
 #   snakemake --cores N evaluate    the config's models: scores, tables and a preview site in results/
 #   snakemake --cores N publish     evaluate, then move the config's models into the store
 
-configfile: "config/config.yaml"
+import os
+
+# The config is config/config.yaml of the folder snakemake runs in (this one, or --directory FOLDER with
+# its own: config/README.md), then each --configfile over it. A folder without one gets one line from
+# common.smk saying so, not a key its absence left out.
+CONFIG_FILE = "config/config.yaml"
+if os.path.isfile(CONFIG_FILE):
+
+    configfile: CONFIG_FILE
+
 
 # Snakemake deep-merges each --configfile into config.yaml, so a layered file that lists `models`
 # (config/paper.yaml) would get config.yaml's models as well: its models replace them instead.

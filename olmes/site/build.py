@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -228,12 +229,23 @@ class _DataFiles:
         self.entries[relative] = {"sha256": hashlib.sha256(content).hexdigest(), "source": source}
 
     def _previous_copy(self, relative: str, source: SiteDataSource) -> bytes | None:
-        """The previous site's file at ``relative`` when it was made from ``source`` and is intact."""
+        """The previous site's file at ``relative`` when its manifest entry's sources are ``source``,
+        its bytes have the SHA-256 the entry records and it is a data file of the model (no script:
+        :func:`is_model_script`).
+
+        What this trusts: the previous site's manifest. Whoever can write the previous site folder can
+        edit a data file's numbers (which choice each method picked on each instance, the scored
+        ranges, the near ties) and its manifest entry's SHA-256, and the next build keeps them for as
+        long as that model's predictions, the task's instance file, the olmes version and the data
+        format are unchanged; checking them against the predictions would cost what making the file
+        costs. Nothing else is carried over: every page, table, chart and download is made anew, and
+        a build into an empty folder trusts nothing."""
         old, path = self.previous.get(relative), self.previous_root / relative
         if old is None or old["source"] != source or not path.is_file():
             return None
         content = path.read_bytes()
-        return content if hashlib.sha256(content).hexdigest() == old["sha256"] else None
+        intact = hashlib.sha256(content).hexdigest() == old["sha256"]
+        return content if intact and is_model_script(content, source["model"]) else None
 
     def manifest(self) -> str:
         document: SiteManifest = {
@@ -317,8 +329,32 @@ def instance_scripts(
 
 def model_script(name: str, picks: dict) -> str:
     """One model's data file: ``OLMES_BROWSER.addModel(name, picks)`` (``BrowserData.model_data``)."""
-    arguments = json.dumps([name, picks], ensure_ascii=False, separators=(",", ":"))[1:-1]
-    return f"OLMES_BROWSER.addModel({arguments});\n"
+    return f"{_model_call(name)}{json.dumps(picks, separators=(',', ':'))});\n"
+
+
+def _model_call(name: str) -> str:
+    """What a model's data file starts with: the call and its first argument, the model's name."""
+    return f"OLMES_BROWSER.addModel({json.dumps(name, ensure_ascii=False)},"
+
+
+_INTS = rb"\[[-\d,]*\]"  # digits, minus signs and commas only
+_RANGE = rb"\[\d+,\d+\]"
+_METHOD_KEY = b"(?:" + b"|".join(re.escape(json.dumps(key).encode()) for key in METHODS) + b")"
+_BY_METHOD = rb"\{(?:%s:%s(?:,%s:%s)*)?\}" % (_METHOD_KEY, _INTS, _METHOD_KEY, _INTS)
+_PICKS = re.compile(
+    rb'\{"ranges":\[(?:%s(?:,%s)*)?\],"predictions":%s,"near_ties":%s\}\);\n'
+    % (_RANGE, _RANGE, _BY_METHOD, _BY_METHOD)
+)
+"""The picks of a model's data file, the call's end included: numbers under the keys model_script
+writes, nothing a browser could run."""
+
+
+def is_model_script(content: bytes, name: str) -> bool:
+    """Whether ``content`` has the form of ``model_script(name, picks)``: the model's own name, then
+    picks made of numbers only (checked before a data file is copied from the previous site, which
+    its pages load as a script)."""
+    head = _model_call(name).encode()
+    return content.startswith(head) and _PICKS.fullmatch(content, len(head)) is not None
 
 
 def _copy_static(root: Path) -> list[Path]:

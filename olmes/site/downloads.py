@@ -6,11 +6,10 @@ the leaderboard's cells cut to :data:`DOWNLOAD_FIELDS`, one line a model.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 
 from olmes import __version__
+from olmes.core.csvtext import csv_document, csv_text
 from olmes.core.records import LeaderboardTask
 from olmes.site.pages import SiteData
 
@@ -47,19 +46,18 @@ def _percent(value: float | None) -> str:
 
 
 def leaderboard_csv(data: SiteData) -> str:
-    """``downloads/leaderboard.csv``: a line per model, percentages, four columns per task."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    """``downloads/leaderboard.csv``: a line per model, percentages, four columns per task; the names,
+    formulations and kinds are text (``olmes.core.csvtext``)."""
     header = ["rank", "model", "display_name", "partial", "average", "average_stderr"]
     for task in data.tasks:
         header += [task, f"{task}_stderr", f"{task}_formulation", f"{task}_partial"]
     kinds = [name for name in ("kind", "source") if any(name in row for row in data.leaderboard)]
-    writer.writerow(header + kinds)
+    lines = [header + kinds]
     for record in leaderboard_records(data):
         row = [
             record["rank"] or "",
-            record["model"],
-            record["display_name"],
+            csv_text(record["model"]),
+            csv_text(record["display_name"]),
             record["partial"],
             _percent(record["average"]),
             _percent(record["average_stderr"]),
@@ -72,11 +70,11 @@ def leaderboard_csv(data: SiteData) -> str:
                 row += [
                     _percent(cell["score"]),
                     _percent(cell["stderr"]),
-                    cell["formulation"],
+                    csv_text(cell["formulation"]),
                     cell["partial"],
                 ]
-        writer.writerow(row + [record[name] for name in kinds])
-    return buffer.getvalue()
+        lines.append(row + [csv_text(record[name]) for name in kinds])
+    return csv_document(lines)
 
 
 def leaderboard_json(data: SiteData) -> str:
@@ -91,16 +89,15 @@ def leaderboard_json(data: SiteData) -> str:
 
 
 def subjects_csv(columns: list[dict], rows: list[dict]) -> str:
-    """Every model's per-subject accuracies (fractions), one line per subject x model x formulation."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["subject", "n", "model", "display_name", "formulation", "accuracy", "partial"])
+    """Every model's per-subject accuracies (fractions), one line per subject x model x formulation;
+    the subjects, names and labels are text (``olmes.core.csvtext``)."""
+    lines: list[list] = [["subject", "n", "model", "display_name", "formulation", "accuracy", "partial"]]
     for row in rows:
         for column, accuracy in zip(columns, row["accuracies"], strict=True):
             if accuracy is not None:
                 model = column["model"]
-                writer.writerow(
-                    [row["subject"], row["n"], model.name, model.display_name, column["label"], accuracy,
-                     column["partial"]]
+                lines.append(
+                    [csv_text(row["subject"]), row["n"], csv_text(model.name), csv_text(model.display_name),
+                     csv_text(column["label"]), accuracy, column["partial"]]
                 )  # fmt: skip
-    return buffer.getvalue()
+    return csv_document(lines)

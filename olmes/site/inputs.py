@@ -15,12 +15,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from olmes.core.bounded_json import parse_json
 from olmes.core.errors import OlmesError
 from olmes.core.records import (
     REPRODUCTION_FORMAT,
@@ -136,8 +136,8 @@ def _read_table(folder: Path, key: str, kind: type[Table]) -> Table:
 def _lacks_values(path: Path) -> bool:
     """A JSON object without ``values``: a table written before olmes wrote them."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        document = parse_json(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, ValueError, OlmesError):
         return False
     return isinstance(document, dict) and "values" not in document
 

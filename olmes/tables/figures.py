@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from olmes.core.atomic import write_json_atomic, write_text_atomic
+from olmes.core.csvtext import csv_text
 from olmes.core.methods import MCF
 from olmes.tables.results import ModelInfo, ScoreSet, recommended_method, task_name
 from olmes.tables.robustness import letter_bias_data
@@ -67,10 +68,18 @@ def write_figure(
     rows: list[dict], key: str, description: str, out: Path, columns: list[str] = FIGURE_COLUMNS
 ) -> list[Path]:
     paths = [out / f"{key}.csv", out / f"{key}.json"]
-    frame = pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(_csv_rows(rows), columns=columns)
     write_text_atomic(paths[0], frame.to_csv(index=False, lineterminator="\n"))
     write_json_atomic(paths[1], {"key": key, "description": description, "columns": columns, "rows": rows})
     return paths
+
+
+def _csv_rows(rows: list[dict]) -> list[dict]:
+    """The rows as the CSV file holds them: every string value is text (``olmes.core.csvtext``)."""
+    return [
+        {key: csv_text(value) if isinstance(value, str) else value for key, value in row.items()}
+        for row in rows
+    ]
 
 
 LETTER_BIAS_COLUMNS = ["model", "display_name", "task", "task_name", "letter", "predicted", "gold"]

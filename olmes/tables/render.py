@@ -8,13 +8,12 @@ the structured ``records`` and the numbers (``values``, parallel to ``rows``), w
 
 from __future__ import annotations
 
-import csv
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
 from olmes import __version__
 from olmes.core.atomic import write_json_atomic, write_text_atomic
+from olmes.core.csvtext import csv_document, csv_text
 
 DAGGER = "†"
 PARTIAL_MARK = "ᵖ"
@@ -81,11 +80,12 @@ def value_rows(rows: Rows) -> list[list[float | None]]:
 
 
 def table_csv(table: Table) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(table.header)
-    writer.writerows(display_rows(table.rows))
-    return buffer.getvalue()
+    """The table as displayed; a cell with no number behind it is text (``olmes.core.csvtext``)."""
+    rows = [
+        [cell.display if cell.value is not None else csv_text(cell.display) for cell in row]
+        for row in table.rows
+    ]
+    return csv_document([[csv_text(name) for name in table.header], *rows])
 
 
 def table_json(table: Table) -> dict:

@@ -25,6 +25,11 @@ from olmes.scoring.rotations import ROTATIONS_SUFFIX
 try:
     validate_config(config, Path(workflow.source_path("../schemas/config.schema.yaml")))
 except OlmesError as error:
+    if not os.path.isfile(CONFIG_FILE):
+        error = (
+            f"{Path.cwd()} has no {CONFIG_FILE}, where a run's config starts ({error}); run snakemake in "
+            f"{workflow.basedir}, the Snakefile's folder, or give --directory a folder with its own {CONFIG_FILE}"
+        )
     sys.exit(f"olmes: error: {error}")
 
 

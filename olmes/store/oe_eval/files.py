@@ -11,12 +11,12 @@ writes those files and names what corresponds to what; it computes no score.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from olmes.core.bounded_json import parse_json
 from olmes.core.errors import OlmesError
 from olmes.core.methods import CF, MCF, MCF_METHOD, Formulation, cf_method
 from olmes.core.resources import file_sha256
@@ -136,7 +136,7 @@ def _olmes_task(name: str, path: Path) -> tuple[Task, str | None, Formulation]:
 
 def _json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return parse_json(path.read_text(encoding="utf-8"), str(path))
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise OlmesError(f"{path}: not readable JSON ({error})") from None
 
@@ -149,7 +149,7 @@ def _json_lines(path: Path) -> list[dict[str, Any]]:
                 if not line.strip():
                     continue
                 try:
-                    row = json.loads(line)
+                    row = parse_json(line, f"{path}:{number}")
                 except ValueError as error:
                     raise OlmesError(f"{path}:{number}: not a JSON line ({error})") from None
                 if not isinstance(row, dict):
