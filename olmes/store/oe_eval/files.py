@@ -31,6 +31,8 @@ REGIME = "olmes"  # the aliases of the OLMES standard's runs end in "::olmes"
 CF_METRICS = {"acc_raw": "none", "acc_per_token": "token", "acc_per_char": "char", "acc_uncond": "pmi"}
 """Its cloze metrics -> our normalization."""
 FILE_KINDS = ("metrics.json", "requests.jsonl", "predictions.jsonl")
+RUN_FILES = ("metrics.json", "metrics-all.jsonl")  # the whole run's summary and task groups
+MODEL_FIELDS = ("model", "model_path")  # what a model_config says of the model: its name, where it was loaded
 _METRICS_FILE = re.compile(r"task-(\d+)-(.+)-metrics\.json")
 
 
@@ -114,9 +116,65 @@ def _task_run(index: int, metrics_path: Path) -> TaskRun:
         if not path.is_file():
             hint = " (run oe-eval with --save-raw-requests true)" if kind == "requests.jsonl" else ""
             raise OlmesError(f"{path} is missing: olmes needs the {kind} of each task{hint}")
-    requests = _json_lines(paths["requests.jsonl"])
-    predictions = _json_lines(paths["predictions.jsonl"])
+    requests = _requests(paths["requests.jsonl"])
+    predictions = [row for _, row in _one_line_each(paths["predictions.jsonl"], ("doc_id",), "prediction")]
     return TaskRun(index, name, task, subject, formulation, metrics, requests, predictions, paths)
+
+
+def _requests(path: Path) -> list[dict[str, Any]]:
+    """A requests file's lines: one per request (doc_id and idx), one native_id per doc_id."""
+    rows = _one_line_each(path, ("doc_id", "idx"), "request")
+    named: dict[int, tuple[int, Any]] = {}
+    for number, row in rows:
+        doc_id, native_id = row.get("doc_id"), row.get("native_id")
+        if not _is_int(doc_id):
+            continue  # the importer names a doc_id that is no number
+        first, first_id = named.setdefault(doc_id, (number, native_id))
+        if first_id != native_id:
+            raise OlmesError(
+                f"{path}: lines {first} and {number} give doc_id {doc_id} two instances ({first_id!r}, "
+                f"{native_id!r}): which one it is is ambiguous; import the files as oe-eval wrote them"
+            )
+    return [row for _, row in rows]
+
+
+def _one_line_each(path: Path, fields: tuple[str, ...], what: str) -> list[tuple[int, dict[str, Any]]]:
+    """The numbered lines of a file of one line per ``fields`` (a request: its doc_id and idx; a
+    prediction: its doc_id). A second line for one is refused even when it is identical: which line
+    counts would be a guess, and a file of repeated lines is not what oe-eval writes."""
+    rows = _json_lines(path)
+    seen: dict[tuple, tuple[int, dict[str, Any]]] = {}
+    for number, row in rows:
+        key = tuple(row.get(field) for field in fields)
+        if not all(_is_int(value) for value in key):
+            continue  # the importer names a doc_id or idx that is no number
+        if key in seen:
+            first, earlier = seen[key]
+            named = ", ".join(f"{field} {value}" for field, value in zip(fields, key, strict=True))
+            raise OlmesError(
+                f"{path}: lines {first} and {number} are both the {what} of {named} "
+                f"({'identical' if earlier == row else 'they differ'}): which one counts is ambiguous; "
+                f"import a run with one line per {what}, as oe-eval writes it"
+            )
+        seen[key] = (number, row)
+    return rows
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def model_configs(folder: Path, runs: list[TaskRun]) -> list[tuple[str, dict[str, Any]]]:
+    """Every ``model_config`` of a run folder, with the file (and line) it is in: each task's metrics
+    file and, where the run has them, its ``metrics.json`` and each line of ``metrics-all.jsonl``."""
+    found = [(run.paths["metrics.json"].name, run.metrics.get("model_config")) for run in runs]
+    summary, groups = (folder / name for name in RUN_FILES)
+    if summary.is_file():
+        data = _json(summary)
+        found.append((summary.name, data.get("model_config") if isinstance(data, dict) else None))
+    if groups.is_file():
+        found += [(f"{groups.name}:{number}", row.get("model_config")) for number, row in _json_lines(groups)]
+    return [(where, config) for where, config in found if isinstance(config, dict)]
 
 
 def _olmes_task(name: str, path: Path) -> tuple[Task, str | None, Formulation]:
@@ -141,7 +199,8 @@ def _json(path: Path) -> Any:
         raise OlmesError(f"{path}: not readable JSON ({error})") from None
 
 
-def _json_lines(path: Path) -> list[dict[str, Any]]:
+def _json_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """Each JSON object of a JSON-lines file with its line number (blank lines skipped)."""
     rows = []
     try:
         with open(path, encoding="utf-8") as handle:
@@ -154,7 +213,7 @@ def _json_lines(path: Path) -> list[dict[str, Any]]:
                     raise OlmesError(f"{path}:{number}: not a JSON line ({error})") from None
                 if not isinstance(row, dict):
                     raise OlmesError(f"{path}:{number}: not a JSON object")
-                rows.append(row)
+                rows.append((number, row))
     except (OSError, UnicodeDecodeError) as error:
         raise OlmesError(f"{path}: cannot be read ({error})") from None
     return rows

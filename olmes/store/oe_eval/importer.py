@@ -7,23 +7,41 @@ counts are recounted here with the model's tokenizer as the engine counts them (
 ``num_tokens`` is not trusted: docs/oe-eval.md), and olmes's own scoring scores them. The run's
 configuration, its reported metrics and how they compare with ours go into each run record
 (``imported``), so ``olmes publish`` and ``olmes verify`` treat the result like any other.
+
+Ambiguity is refused, never resolved by a guess: two lines for one request or one instance, a
+prediction of another instance than its doc_id's requests, files that name different models, a run
+of another model than ``--model-spec``. Nothing is written until everything is checked and built,
+and then it is swapped in whole (:func:`staged_import`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import itertools
 import json
 import math
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import yaml
 
+from olmes.core.atomic import write_json_atomic
+from olmes.core.bounded_json import parse_json
 from olmes.core.errors import OlmesError
 from olmes.core.methods import CF, MCF, PMI, Formulation, Method, get_method
 from olmes.core.records import (
     ImportedRun,
     MetricComparison,
+    ModelIdentity,
     RequestRow,
     RunRecord,
     write_records,
@@ -31,7 +49,9 @@ from olmes.core.records import (
 )
 from olmes.core.resources import file_sha256
 from olmes.core.tasks import Task
+from olmes.logprobs.options import HUB_ID
 from olmes.requests.build import request_sets, task_instances
+from olmes.scoring.score import LOGPROB_TOLERANCE
 from olmes.store.canonical import canonical_requests
 from olmes.store.layout import (
     LOGPROBS,
@@ -43,7 +63,7 @@ from olmes.store.layout import (
     requests_name,
     summary_name,
 )
-from olmes.store.oe_eval.files import TaskRun, metric_methods, read_run
+from olmes.store.oe_eval.files import MODEL_FIELDS, TaskRun, metric_methods, model_configs, read_run
 
 PER_TOKEN = "acc_per_token"
 IMPORT_PACKAGES = ("transformers", "tokenizers", "pyarrow")
@@ -86,8 +106,10 @@ class ImportedTask:
 def check_run(folder: Path, data_source: str = "bundle") -> list[ImportedTask]:
     """The run's OLMES tasks, each checked against the standard's instances and requests; the first
     difference is one error line."""
+    runs = read_run(folder)
+    _check_one_model(folder, runs)
     grouped: dict[str, dict[Formulation, list[TaskRun]]] = {}
-    for run in read_run(folder):
+    for run in runs:
         grouped.setdefault(run.task.key, {}).setdefault(run.formulation, []).append(run)
     return [_check_task(parts, data_source) for parts in grouped.values()]
 
@@ -229,8 +251,10 @@ def _results(checked: ImportedTask, request_set: str, rows: list[RequestRow], co
     for run in checked.parts[formulation]:
         for prediction in run.predictions:
             doc_id = _int(prediction.get("doc_id"), run, "doc_id", "predictions.jsonl")
-            if (id(run), doc_id) in checked.positions:
-                outputs[checked.positions[(id(run), doc_id)]] = prediction.get("model_output") or []
+            position = checked.positions.get((id(run), doc_id))
+            if position is not None:
+                _check_same_instance(prediction, checked.instance(request_set, position))
+                outputs[position] = prediction.get("model_output") or []
     results, differing = [], 0
     key = "sum_logits_uncond" if request_set == PMI else "sum_logits"
     for row, count in zip(rows, counts, strict=True):
@@ -244,11 +268,27 @@ def _results(checked: ImportedTask, request_set: str, rows: list[RequestRow], co
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             missing = "; run the rc task with its unconditional requests" if request_set == PMI else ""
             raise OlmesError(f"{where} choice {row['choice']}: {key} is {value!r}, not a log-prob{missing}")
+        if value > LOGPROB_TOLERANCE:
+            raise OlmesError(
+                f"{where} choice {row['choice']}: {key} is {value!r}, positive: not a log-prob (at most 0); "
+                "import a run whose predictions are as oe-eval wrote them"
+            )
         if request_set != PMI and choice.get("num_tokens") != count:
             differing += 1
         greedy = choice.get("is_greedy") if request_set != PMI else None
         results.append((float(value), count, greedy if isinstance(greedy, bool) else None))
     return results, differing
+
+
+def _check_same_instance(prediction: dict, instance: _Instance) -> None:
+    """A prediction that names its instance (native_id) must name the one its doc_id's requests are of."""
+    named = prediction.get("native_id")
+    if named is not None and str(named) != instance.native_id:
+        raise OlmesError(
+            f"{instance.run.paths['predictions.jsonl']}: doc_id {instance.doc_id} is {named}, its requests' "
+            f"is {instance.native_id}: which instance its log-probs are of is ambiguous; import the files "
+            "of one run as oe-eval wrote them"
+        )
 
 
 # -- writing ------------------------------------------------------------------------------------------
@@ -266,55 +306,225 @@ class ImportTarget:
     display_name: str | None = None  # None: the name with the qualifiers its identity adds
 
 
+@dataclass(frozen=True)
+class _Model:
+    """The model of an import: its spec resolved, its tokenizer, the precision the run computed in."""
+
+    spec: str
+    resolved: Any  # olmes.logprobs.models.ResolvedModel
+    tokenizer: Any
+    bos: int | None
+    dtype: str
+    identity: ModelIdentity
+
+
 def import_run(folder: Path, target: ImportTarget) -> list[str]:
-    """Import a run folder; returns one line per task (and one per disagreeing metric)."""
-    from olmes.logprobs.engine import encode_requests
+    """Import a run folder; returns one line per task (and one per disagreeing metric). Everything is
+    checked and written into a staging folder first; only a finished import changes the output."""
     from olmes.logprobs.identity import model_identity, qualified_name
     from olmes.logprobs.models import DTYPES, load_tokenizer
-    from olmes.logprobs.runner import write_parquet
 
     checked = check_run(folder, target.data_source)
     first = next(iter(checked[0].parts.values()))[0].metrics
     spec = target.spec or _their_model(first)
     resolved, tokenizer, bos = load_tokenizer(spec)
     dtype = _their_dtype(first.get("model_config") or {})
-    identity = model_identity(resolved, DTYPES.get(dtype, dtype))
-    display_name = target.display_name or qualified_name(target.model, identity)
-    _add_to_models_file(target.output / MODELS_FILE, target.model, display_name)
+    model = _Model(spec, resolved, tokenizer, bos, dtype, model_identity(resolved, DTYPES.get(dtype, dtype)))
+    _check_spec_is_their_model(first, model)
+    display_name = target.display_name or qualified_name(target.model, model.identity)
     lines = []
-    for item in checked:
-        files, records = {}, {}
-        for request_set in _request_sets(item):
-            rows = list(canonical_requests(item.task.key, request_set, item.limit, target.data_source))
-            encoded = encode_requests(tokenizer, [(r["context"], r["continuation"]) for r in rows], bos)
-            results, differing = _results(item, request_set, rows, [e.num_cont for e in encoded])
-            requests_path = (
-                target.output / REQUESTS / target.model / requests_name(item.task.key, request_set)
-            )
-            write_records(rows, requests_path)
-            output = target.output / LOGPROBS / target.model / logprob_name(item.task.key, request_set)
-            write_parquet(output, rows, results)  # a pmi row's is_greedy is null: oe-eval does not report it
-            files[request_set] = output
-            record = _run_record(item, request_set, resolved, spec, dtype, identity, requests_path, rows)
-            record["imported"].update(commit=target.commit, num_tokens_recounted=differing)
-            records[request_set] = record
-        lines += _score_and_compare(item, target, files, records)
+    with staged_import(target.output, target.model, {item.task.key for item in checked}) as staging:
+        # read under the import's lock, after an interrupted import's models file has been moved in
+        models_file = _models_file_with(target.output / MODELS_FILE, target.model, display_name)
+        write_json_atomic(staging / MODELS_FILE, models_file)
+        for item in checked:
+            lines += _import_task(item, target, model, staging)
     return lines
 
 
-def _add_to_models_file(path: Path, model: str, display_name: str) -> None:
-    """The results folder's models file lists the model with its display name (publish reads it)."""
-    from olmes.core.atomic import write_json_atomic
+def _import_task(item: ImportedTask, target: ImportTarget, model: _Model, staging: Path) -> list[str]:
+    """One task's requests, log-probs, run records and scores, written into ``staging`` (laid out as
+    the output folder); the records name the files where they will be, in the output folder."""
+    from olmes.logprobs.engine import encode_requests
+    from olmes.logprobs.runner import write_parquet
+
+    files, records = {}, {}
+    for request_set in _request_sets(item):
+        rows = list(canonical_requests(item.task.key, request_set, item.limit, target.data_source))
+        encoded = encode_requests(
+            model.tokenizer, [(r["context"], r["continuation"]) for r in rows], model.bos
+        )
+        results, differing = _results(item, request_set, rows, [e.num_cont for e in encoded])
+        requests_path = staging / REQUESTS / target.model / requests_name(item.task.key, request_set)
+        write_records(rows, requests_path)
+        output = staging / LOGPROBS / target.model / logprob_name(item.task.key, request_set)
+        write_parquet(output, rows, results)  # a pmi row's is_greedy is null: oe-eval does not report it
+        files[request_set] = output
+        requests_file = target.output / requests_path.relative_to(staging)
+        record = _run_record(item, request_set, model, requests_path, requests_file, rows)
+        record["imported"].update(commit=target.commit, num_tokens_recounted=differing)
+        records[request_set] = record
+    return _score_and_compare(item, target, staging, files, records)
+
+
+def _models_file_with(path: Path, model: str, display_name: str) -> dict:
+    """The results folder's models file with ``model`` listed under ``display_name`` (publish reads
+    it): every other entry, and every other key of the model's own (series, training_tokens,
+    checkpoint, ...), exactly as the file has them. A models file that does not read is refused."""
     from olmes.tables.results import read_models_file
 
-    kept = [info for info in read_models_file(path) if info.name != model] if path.is_file() else []
-    entries = [{"name": info.name, "display_name": info.display_name} for info in kept]
-    write_json_atomic(path, {"models": [*entries, {"name": model, "display_name": display_name}]})
+    if not path.is_file():
+        return {"models": [{"name": model, "display_name": display_name}]}
+    read_models_file(path)  # the one-line error of a file that is no models file
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = parse_json(text, str(path))  # JSON keeps numbers as written (YAML reads 2e12 as text)
+    except ValueError:
+        data = yaml.safe_load(text)  # a models file in YAML, which read_models_file reads too
+    entries = [dict(entry) for entry in data["models"]]
+    mine = next((entry for entry in entries if entry["name"] == model), None)
+    if mine is None:
+        entries.append({"name": model, "display_name": display_name})
+    else:
+        mine["display_name"] = display_name
+    return {**data, "models": entries}
 
 
-def _score_and_compare(item: ImportedTask, target: ImportTarget, files: dict, records: dict) -> list[str]:
+# -- all or nothing: staged, then swapped in ----------------------------------------------------------
+
+MODEL_PARTS = (REQUESTS, LOGPROBS, SCORES)
+"""A model's folders in a results folder, in the order a swap moves them in; they move out in the
+reverse order. The score summaries, which make a model x task a result, are out first and in last."""
+_PREFIX = ".import."  # .import.<model>.building-XXXX (being built), .import.<model>.swap (being swapped in)
+_BUILDING, _SWAP, _OLD = ".building-", ".swap", "old"
+
+
+@contextlib.contextmanager
+def staged_import(output: Path, model: str, tasks: set[str]) -> Iterator[Path]:
+    """Yield a folder laid out as the results folder ``output`` to write an import of ``model`` into;
+    when the body has finished, its model folders and models file replace ``output``'s.
+
+    Why this way: an import refused halfway (a NaN, a positive log-prob, a truncated file) or killed
+    must not leave some of its files beside the output's old ones: a model x task's requests,
+    log-probs, run records, predictions and summary are one result. So everything is built in
+    ``output/.import.<model>.building-XXXX`` (the model folders' files of other tasks hard-linked in,
+    the imported tasks' files all new: none of a task's old files stays beside its new ones), and
+    nothing of ``output`` changes until it is complete. Then one rename makes it the journal
+    ``.import.<model>.swap`` (the commit point) and :func:`_swap` moves the three model folders and
+    the models file in. A swap is several renames, so it is ordered to never show a mix: the old
+    folders move out (into the journal) summaries first, then the new ones in summaries last; at any
+    instant a model x task's files that are there are all old or all new, and its summary is there
+    only with all its files. A swap killed midway is finished by the next import into ``output``,
+    which (holding its lock) also removes the building folders of killed imports. The two hidden
+    folders live in ``output`` itself, on the file system of the folders they are renamed to."""
+    made = not output.exists()
+    output.mkdir(parents=True, exist_ok=True)
+    try:
+        with _import_lock(output):
+            _clean_up_interrupted(output)
+            staging = Path(tempfile.mkdtemp(dir=output, prefix=f"{_PREFIX}{model}{_BUILDING}"))
+            try:
+                for part in MODEL_PARTS:
+                    _link_other_tasks(output / part / model, staging / part / model, tasks)
+                try:
+                    yield staging
+                except OlmesError as error:  # a staged file is named as the output's it would be
+                    raise OlmesError(str(error).replace(str(staging), str(output))) from None
+                _swap(output, model, staging.rename(output / f"{_PREFIX}{model}{_SWAP}"))
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+    finally:
+        if made and not any(output.iterdir()):
+            output.rmdir()  # a refused import into a new folder leaves none
+
+
+@contextlib.contextmanager
+def _import_lock(output: Path) -> Iterator[None]:
+    """One import at a time into a results folder, so that one import never takes another's staging
+    for a killed one's: a ``flock`` of the folder, which the system releases when its holder ends,
+    even killed (SIGKILL). Where there is no flock (Windows) the folder is not locked."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    fd = os.open(output, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise OlmesError(
+                f"another olmes import is writing into {output}; wait for it to finish and import again"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _clean_up_interrupted(output: Path) -> None:
+    """What killed imports left in ``output``: a swap is finished, a building folder removed."""
+    for path in sorted(output.iterdir()):
+        if not path.name.startswith(_PREFIX) or path.is_symlink() or not path.is_dir():
+            continue
+        if path.name.endswith(_SWAP):
+            model = path.name.removeprefix(_PREFIX).removesuffix(_SWAP)
+            _swap(output, model, path)
+            print(f"olmes: import: finished moving {model} in, left half moved by an interrupted import "
+                  f"({path})", file=sys.stderr)  # fmt: skip
+        elif _BUILDING in path.name:
+            shutil.rmtree(path)
+            print(f"olmes: import: removed {path}, left by an interrupted import", file=sys.stderr)
+
+
+def _link_other_tasks(current: Path, staged: Path, tasks: set[str]) -> None:
+    """The staged model folder starts as the current one without any file of the imported ``tasks``
+    (``<task>.*``): hard links, so nothing is copied and the current files stay as they are."""
+    staged.mkdir(parents=True)
+    if not current.is_dir():
+        return
+    for path in current.iterdir():
+        if path.name.partition(".")[0] in tasks:
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.copytree(path, staged / path.name, symlinks=True, copy_function=_link)
+        else:
+            _link(path, staged / path.name)
+
+
+def _link(source: str | Path, target: str | Path) -> None:
+    """A hard link (a symbolic link as itself), or a copy where the file system has none."""
+    try:
+        os.link(source, target, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(source, target, follow_symlinks=False)
+
+
+def _swap(output: Path, model: str, journal: Path) -> None:
+    """Move a finished import (the journal, laid out as ``output``) into ``output``: each old model
+    folder out into ``journal/old/`` in the reverse order of :data:`MODEL_PARTS`, then each new one in
+    (the models file before the summaries), then the journal is removed. A step is taken only if it
+    is not done yet (a new folder still in the journal has its old one still to move out), so an
+    interrupted swap is finished by running it again."""
+    old = journal / _OLD
+    old.mkdir(exist_ok=True)
+    for part in reversed(MODEL_PARTS):
+        if (journal / part / model).exists() and (output / part / model).exists():
+            (output / part / model).rename(old / part)
+    for part in MODEL_PARTS:
+        if part == SCORES and (journal / MODELS_FILE).exists():
+            os.replace(journal / MODELS_FILE, output / MODELS_FILE)
+        if (journal / part / model).exists():
+            (output / part).mkdir(exist_ok=True)
+            (journal / part / model).rename(output / part / model)
+    shutil.rmtree(journal)
+
+
+def _score_and_compare(
+    item: ImportedTask, target: ImportTarget, staging: Path, files: dict, records: dict
+) -> list[str]:
     """Score the task once; compare the run's metrics with ours and write them into the run records,
-    then the summary, which records those run records (so it is made after they are written)."""
+    then the summary, which records those run records (so it is made after they are written) and
+    names its log-prob files where they will be."""
     from olmes.scoring.score import read_tables, score_task, summarize, write_scores
 
     inputs = {f"{name}_path": path for name, path in files.items()}
@@ -328,7 +538,9 @@ def _score_and_compare(item: ImportedTask, target: ImportTarget, files: dict, re
         ]
         write_run_record(path, records[request_set])
     summary = summarize(predictions, {name: files[name] for name in first["inputs"]}, item.limit)
-    scores = target.output / SCORES / target.model
+    for name, entry in summary["inputs"].items():
+        entry["path"] = str(target.output / files[name].relative_to(staging))
+    scores = staging / SCORES / target.model
     write_scores(
         predictions, summary, scores / predictions_name(item.task.key), scores / summary_name(item.task.key)
     )
@@ -413,30 +625,33 @@ def _decisions_against(
     return flips_against(method, table, rows, np.asarray(picks))
 
 
-def _run_record(item, request_set, resolved, spec, dtype, identity, requests_path, rows) -> RunRecord:
+def _run_record(
+    item: ImportedTask, request_set: str, model: _Model, requests_path: Path, requests_file: Path, rows: list
+) -> RunRecord:
     """The run record of an imported log-prob file: who computed it (``imported``), the tokenizer's
-    model as ``model``; nothing was computed here, so the engine's counts are 0."""
+    model as ``model``; nothing was computed here, so the engine's counts are 0. ``requests_path`` is
+    the request file as written (staged), ``requests_file`` where it will be."""
     from olmes.logprobs.runner import versions
 
     runs = item.parts[MCF if request_set == MCF else CF]
     first = runs[0].metrics
     model_config = first.get("model_config") or {}
     return {
-        "model": spec,
-        "model_kind": resolved.kind,
-        "model_path": str(resolved.path),
-        "model_revision": resolved.content_id,
-        "model_fingerprint": _fingerprint(first, resolved.content_id, dtype),
-        "dtype": dtype,
+        "model": model.spec,
+        "model_kind": model.resolved.kind,
+        "model_path": str(model.resolved.path),
+        "model_revision": model.resolved.content_id,
+        "model_fingerprint": _fingerprint(first, model.resolved.content_id, model.dtype),
+        "dtype": model.dtype,
         "device": str(model_config.get("device") or "not recorded"),
         "hardware": "not recorded (imported)",
-        "identity": identity,
+        "identity": model.identity,
         "bos_token_id": None,
         "max_input_tokens": int(model_config.get("max_length") or 2048),
         "max_batch_tokens": None,
         "imported": _imported(runs),
         "versions": versions(IMPORT_PACKAGES),
-        "requests_file": str(requests_path),
+        "requests_file": str(requests_file),
         "requests_sha256": file_sha256(requests_path),
         "num_requests": len(rows),
         "requests_from_cache": 0,
@@ -482,11 +697,74 @@ def _fingerprint(metrics: dict, identity: str, dtype: str) -> str:
 
 
 def _their_model(metrics: dict) -> str:
-    config = metrics.get("model_config") or {}
-    model = config.get("model_path") or config.get("model")
-    if not isinstance(model, str) or not model:
+    model = _named_model(metrics)
+    if model is None:
         raise OlmesError("the run's model_config names no model; give --model-spec (a hub id or folder)")
     return model
+
+
+def _named_model(metrics: dict) -> str | None:
+    """The model a metrics file names: its model_config's model_path, else model (what oe-eval loads)."""
+    config = metrics.get("model_config") or {}
+    model = config.get("model_path") or config.get("model")
+    return model if isinstance(model, str) and model else None
+
+
+@dataclass(frozen=True)
+class _ModelName:
+    """A model as a run or a spec names it, compared as people write names: a hub id's organization
+    and name without case, a path by its last folder (a local copy of org/name is a folder called
+    name, wherever it is), a name without an organization by its name alone."""
+
+    org: str | None
+    name: str
+
+    @classmethod
+    def of(cls, text: str) -> _ModelName:
+        if HUB_ID.match(text):
+            org, name = text.partition("@")[0].split("/")
+            return cls(org.lower(), name.lower())
+        return cls(None, re.split(r"[\\/]", text.rstrip("/\\"))[-1].removesuffix(".gguf").lower())
+
+    def same(self, other: _ModelName) -> bool:
+        return self.name == other.name and (self.org == other.org or None in (self.org, other.org))
+
+
+def _same_named(first, second) -> bool:
+    """Whether two values of a model_config field name one model (an absent one only equals absent)."""
+    if isinstance(first, str) and isinstance(second, str):
+        return _ModelName.of(first).same(_ModelName.of(second))
+    return first == second
+
+
+def _check_one_model(folder: Path, runs: list[TaskRun]) -> None:
+    """Every file of the run names one model (model and model_path, as :class:`_ModelName` compares
+    them): files of two runs, of two models, are never imported as one."""
+    configs = model_configs(folder, runs)
+    for field in MODEL_FIELDS:  # every pair: a name without an organization matches any organization's
+        for (first_where, first), (where, config) in itertools.combinations(configs, 2):
+            if not _same_named(first.get(field), config.get(field)):
+                raise OlmesError(
+                    f"{folder}: {first_where} and {where} name different models ({field} "
+                    f"{first.get(field)!r}, {config.get(field)!r}); import the files of one run of one model"
+                )
+
+
+def _check_spec_is_their_model(metrics: dict, model: _Model) -> None:
+    """The model the run names must be the spec's: the spec as written, or the release its identity
+    names (a short name's or a GGUF's original). A run that names none contradicts no spec."""
+    from olmes.logprobs.identity import UNKNOWN
+
+    theirs = _named_model(metrics)
+    original = model.identity["original"]
+    ours = [model.spec] + ([original] if original not in (UNKNOWN, model.spec) else [])
+    if theirs is None or any(_ModelName.of(theirs).same(_ModelName.of(name)) for name in ours):
+        return
+    known = f" ({original})" if len(ours) > 1 else ""
+    raise OlmesError(
+        f"the run evaluated {theirs} (its model_config), not the model of --model-spec {model.spec}"
+        f"{known}; give the --model-spec of the model the run evaluated (its hub id, or its folder)"
+    )
 
 
 def _their_dtype(model_config: dict) -> str:
