@@ -134,7 +134,8 @@ def run_check(repo: Path, pr: str, reproduce: int) -> tuple[int, float, str]:
 def deciding_line(code: int, lines: list[str]) -> str:
     """A refusal, else verify's first problem, else its verdict and the reproduced sample's verdict."""
     refused = [line for line in lines if "refused" in line]
-    problems = [line for line in lines if line.startswith("olmes: verify: /") or "/leaderboard/" in line]
+    said = ("olmes: verify: against", "olmes: verify: clean", "olmes: verify: note")
+    problems = [line for line in lines if line.startswith("olmes: verify: ") and not line.startswith(said)]
     if code and (refused or problems):
         return (refused or problems)[0]
     verdicts = [

@@ -212,3 +212,31 @@ def test_publish_refuses_a_name_that_reads_as_another(published, tmp_path) -> No
     with pytest.raises(OlmesError, match="its display name .* reads as that of model"):
         store.publish(look, leaderboard, logprobs="in-store")
     assert sorted(p.name for p in (leaderboard / "models").iterdir()) == [MODEL]
+
+
+def test_a_copied_model_folder_beside_a_readme_table_is_problems_not_a_crash(leaderboard) -> None:
+    """The benchmark's case 7 (benchmarks/submission_check.py): a folder copied under a name differing
+    only in case, its record still naming the original, with the README's table beside the store. The
+    table's check read every model record and stopped verify with one error, its report lost."""
+    from olmes.store.verify import readme_row
+
+    summary = json.loads((leaderboard / "models" / MODEL / "scores" / f"{TASK}.scores.json").read_text())
+    row = readme_row(leaderboard, summary)
+    link = f"[summary](leaderboard/models/{MODEL}/scores/{TASK}.scores.json)"
+    (leaderboard.parent / "README.md").write_text(
+        f"| model | task | score summary |\n|---|---|---|\n| {row['model']} | {row['task']} | {link} |\n"
+        f"\nOLMES average over the 10 tasks: {DISPLAY} none.\n"
+    )
+    assert problems(leaderboard) == []
+    shutil.copytree(leaderboard / "models" / MODEL, leaderboard / "models" / MODEL.lower())
+    found = problems(leaderboard)
+    wrong = f"the model record of '{MODEL}', in the folder of '{MODEL.lower()}'"
+    assert any(line.startswith("model.json: ") and wrong in line for line in found), found
+    assert any(line.startswith("README.md: ") and wrong in line for line in found), found
+
+
+def test_a_run_record_nested_100k_deep_is_a_problem_not_a_traceback(leaderboard) -> None:
+    run = leaderboard / "models" / MODEL / "logprobs" / f"{TASK}.cf.parquet.run.json"
+    run.write_text("[" * 100_000 + "]" * 100_000)
+    found = problems(leaderboard)
+    assert found and any("nested deeper than 64 levels" in line for line in found), found

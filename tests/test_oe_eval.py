@@ -32,6 +32,9 @@ def new_store(path: Path) -> Path:
     return path
 
 
+DISPLAY = "SmolLM2-135M imported instruct Q4_1 GGUF"
+
+
 def import_run(run: Path, output: Path, model: str = "Imported", *args: str) -> tuple[int, str]:
     return olmes("import", "oe-eval", str(run), "--model", model, "--model-spec", SPEC,
                  "--output", str(output), *args)  # fmt: skip
@@ -78,7 +81,8 @@ def test_export_writes_the_layout_of_oe_eval(exported):
 
 
 def test_export_read_back_by_the_importer_gives_the_same_scores(exported, tmp_path):
-    code, err = import_run(exported, tmp_path / "results", "Back")
+    # the display name names the model it is (SmolLM2) and says its qualifiers (olmes.store.checks)
+    code, err = import_run(exported, tmp_path / "results", "Back", "--display-name", DISPLAY)
     assert code == 0, err
     assert (
         "Back openbookqa: imported 500 instances (full; cf, mcf, pmi); 5 of 5 reported metrics equal ours"
@@ -116,7 +120,8 @@ TASKS_IN_RUN = ("arc_challenge", "csqa", "openbookqa", "mmlu")
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("imported") / "results"
-    code, err = import_run(FIRST20, out, "Imported", "--commit", "5a51f502d463b8cdc4a2dcad7d7096c41ff1197e")
+    commit = "5a51f502d463b8cdc4a2dcad7d7096c41ff1197e"
+    code, err = import_run(FIRST20, out, "Imported", "--commit", commit, "--display-name", DISPLAY)
     assert code == 0, err
     return out
 
@@ -184,7 +189,7 @@ def test_an_imported_run_publishes_and_verifies_like_any_other(imported, tmp_pat
     found = verify_store(store)
     assert not found.problems and found.results == len(TASKS_IN_RUN)
     record = json.loads((store / "models" / "Imported" / "model.json").read_text())
-    assert record["display_name"] == "Imported instruct Q4_1 GGUF"
+    assert record["display_name"] == DISPLAY
     code, err = olmes("site", "--store", str(store), "--out", str(tmp_path / "site"))
     assert code == 0, err
     page = (tmp_path / "site" / "models" / "Imported.html").read_text()

@@ -182,6 +182,29 @@ def test_committed_store_verifies() -> None:
     assert found.results >= 20 and not found.notes  # 2 models x 10 tasks, and their robustness results
     readme = (root.parent / "README.md").read_text()
     assert readme.count("scores.json](leaderboard/") == 20  # one row per store model x task: 2 x 10
+    assert [info.provenance for info in store.model_infos(root)] == ["reproduced", "reproduced"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["Gemma-3-270M", "SmolLM2-135M"])
+def test_the_embedded_models_reproduce_here_and_their_record_verifies(model, tmp_path) -> None:
+    """Issue 37: the store's two embedded models are reproduced in CI: the first 2 instances of every
+    task recomputed from the weights on this machine, recorded (olmes reproduce --record) into a copy
+    of the store, and that record made again by olmes verify."""
+    import shutil
+
+    root = Path(__file__).resolve().parent.parent / "leaderboard"
+    copy = tmp_path / "leaderboard"
+    shutil.copytree(root, copy)
+    work = tmp_path / "work"
+    argv = ["reproduce", model, "--store", str(copy), "--limit", "2", "--record", "--workdir", str(work)]
+    assert main([*argv, "--output", str(tmp_path / "report.json")]) == 0
+    report = json.loads((copy / "reproductions" / model / "reproduction.json").read_text())
+    assert report["verdict"] == "reproduced" and report["beyond_tolerance"] == 0, report["verdict"]
+    assert report["identity"] == store.read_model_record(copy, model)["identity"]
+    found = verify_store(copy, [model])
+    assert [problem.line() for problem in found.problems] == [] and not found.notes
+    assert {info.name: info.provenance for info in store.model_infos(copy)}[model] == "reproduced"
 
 
 def test_robustness_results_join_their_model_and_survive_its_replacement(tmp_path) -> None:

@@ -175,6 +175,8 @@ def _build_into(
     env.filters["display_name"] = lambda name: data.by_name[name].display_name  # a model's, by its name
     identities = {info.name: info.identity for info in data.scores.models}  # None where not recorded
     env.filters["identity"] = lambda name: identity_line(identities.get(name))  # what it is, one line
+    levels = {info.name: info.provenance for info in data.scores.models}  # None: not from a store
+    env.filters["provenance"] = lambda name: levels.get(name)
     out = SiteWriter(root, env, common)
     for page in pages:
         out.page(page.path, page.template, **page.view(inputs, out))

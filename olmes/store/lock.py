@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from olmes.core.bounded_json import parse_json
 from olmes.core.errors import OlmesError
 
 LOCK_NAME = ".publish.lock"
@@ -58,8 +59,8 @@ def is_leftover(name: str) -> bool:
 def read_holder(store: Path) -> dict | None:
     """The lock's holder (pid, host, started), or None when there is no lock or it does not read."""
     try:
-        data = json.loads((store / LOCK_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = parse_json((store / LOCK_NAME).read_text(encoding="utf-8"), str(store / LOCK_NAME))
+    except (OSError, ValueError, OlmesError):
         return None
     return data if isinstance(data, dict) and isinstance(data.get("pid"), int) else None
 

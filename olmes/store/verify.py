@@ -22,7 +22,6 @@ maintainer's ``olmes reproduce --record`` gives the model its reproduced badge (
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import subprocess
@@ -33,6 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from olmes.core.bounded_json import parse_json
 from olmes.core.errors import OlmesError
 from olmes.core.methods import CF, MCF, MCF_METHOD, ROTATIONS, get_method
 from olmes.core.records import olmes_score, read_run_record, read_score_summary
@@ -160,7 +160,8 @@ def verify_store(
     _verify_task_files(found, root, data_source)
     readme = root.parent / README
     if readme.is_file():
-        found.problems += readme_problems(readme, root)
+        with found.checking(readme):  # a store too broken to read its table is named above
+            found.problems += readme_problems(readme, root)
     return found
 
 
@@ -423,15 +424,17 @@ def _check_fingerprints(found: Verification, folder: Path, record: dict) -> None
     for path in sorted(folder.rglob("*.json")):
         name = str(path.relative_to(folder))
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as error:
+            data = parse_json(path.read_text(encoding="utf-8"), str(path))
+        except (ValueError, OlmesError) as error:
             found.problem(path, f"not readable JSON ({error}); publish the model again")
             continue
+        inputs = data.get("inputs", {}) if isinstance(data, dict) else {}
         runs = (
             [data]
             if name.endswith(RUN_SUFFIX)
-            else [e.get("run", {}) for e in data.get("inputs", {}).values()]
+            else [e.get("run") for e in inputs.values() if isinstance(e, dict)]
         )
+        runs = [run for run in runs if isinstance(run, dict)]  # another shape: the file's own problem
         for fingerprint in {run.get("model_fingerprint") for run in runs} - {None}:
             seen.setdefault(fingerprint, []).append(name)
     if len(seen) > 1:
@@ -558,10 +561,10 @@ def _verify_model_files(found: Verification, folder: Path) -> None:
                 )
                 continue
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data = parse_json(path.read_text(encoding="utf-8"), str(path))
                 named = data.get("predictions", {}).get("path") if suffix == SUMMARY_SUFFIX else None
                 sets = list(data["inputs"])
-            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            except (OSError, ValueError, KeyError, TypeError, AttributeError, OlmesError):
                 unreadable.append((place, task))
                 continue
             if isinstance(named, str) and (Path(named).name != named or named in ("", ".", "..")):
@@ -784,7 +787,8 @@ def old_model_record(root: Path, base: str, model: str) -> dict:
     """A model's record as the revision ``base`` has it."""
     top = Path(_git(root, "rev-parse", "--show-toplevel").strip())
     prefix = root.resolve().relative_to(top.resolve()).as_posix()
-    return json.loads(_git(top, "show", f"{base}:{prefix}/{MODELS}/{model}/{MODEL_RECORD}"))
+    path = f"{prefix}/{MODELS}/{model}/{MODEL_RECORD}"
+    return parse_json(_git(top, "show", f"{base}:{path}"), f"{base}:{path}")
 
 
 def _in_revision(top: Path, base: str, path: str) -> bool:

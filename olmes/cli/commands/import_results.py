@@ -27,7 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "spec (default: the run's model_config model_path or model)",
     )
     parser.add_argument(
-        "--display-name", help="how tables show the model (default: its name and the qualifiers it lacks)"
+        "--display-name",
+        help="how tables show the model (default: its name and the qualifiers it lacks); publish also "
+        "requires that it name the model (SmolLM2 for HuggingFaceTB/SmolLM2-135M-Instruct)",
     )
     parser.add_argument(
         "--commit", help="the source commit of the oe-eval that made the run (its files do not say)"
