@@ -102,6 +102,8 @@ def make_model(
             frame.to_parquet(paths[request_set], index=False)
             run = read_run_record(source / file_name)
             run.update(model_fingerprint=fingerprint, model_revision=f"synthetic:{fingerprint}")
+            if "identity" in record:  # as a run records it: model.json's identity must come from its runs
+                run["identity"] = record["identity"]
             write_run_record(paths[request_set], run)
         predictions, summary = score_task(
             name, cf_path=paths.get("cf"), pmi_path=paths.get("pmi"), mcf_path=paths.get("mcf"),

@@ -8,6 +8,9 @@ identity is read from those files, computed in the dtype the store recorded, and
 gets the qualifiers it lacks (``olmes.logprobs.identity.qualified_name``: ``SmolLM2-135M`` becomes
 ``SmolLM2-135M instruct Q4_1 GGUF``). A model that has an identity is left as it is, so a second
 run changes nothing. No other file of the store changes: no hash covers ``model.json``.
+Since ``olmes verify`` takes an identity only from its run records or from a maintainer's reproduction
+(olmes.store.claims), a migrated model is then reproduced (``olmes reproduce MODEL --record``), which
+reads the identity from the same weights again: the committed store was migrated, then reproduced.
 
     .venv/bin/python scripts/migrate_identity.py leaderboard
 """
