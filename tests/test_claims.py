@@ -240,3 +240,21 @@ def test_a_run_record_nested_100k_deep_is_a_problem_not_a_traceback(leaderboard)
     run.write_text("[" * 100_000 + "]" * 100_000)
     found = problems(leaderboard)
     assert found and any("nested deeper than 64 levels" in line for line in found), found
+
+
+def test_a_robustness_entry_of_the_model_record_is_checked_against_its_result(tmp_path) -> None:
+    """model.json's robustness entries (the committed store's): the instances its result says, and
+    only results the folder holds."""
+    committed = Path(__file__).resolve().parent.parent / "leaderboard"
+    root = tmp_path / "leaderboard"
+    shutil.copytree(committed, root, ignore=shutil.ignore_patterns("*.parquet"))  # --no-logprobs: claims only
+    name = "SmolLM2-135M"
+
+    def edit(record: dict) -> None:
+        record["robustness"]["var1"]["piqa"]["instances"] = 99
+        record["robustness"]["var2"]["mmlu"] = record["robustness"]["var2"]["piqa"]
+
+    edit_json(root / "models" / name / "model.json", edit)
+    found = [f"{p.path.name}: {p.what}" for p in verify_store(root, [name], logprobs=False).problems]
+    assert "model.json: robustness.var1.piqa: instances is 99, its result says 100" in found, found
+    assert "model.json: robustness.var2.mmlu: listed, but the model folder has no such result" in found, found

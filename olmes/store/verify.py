@@ -205,6 +205,7 @@ def _verify_claims(found: Verification, root: Path, model: str, record: dict, so
     """What model.json, the summaries and the run records claim beyond the numbers (olmes.store.claims)."""
     runs: dict[str, list] = {}
     robustness_runs: dict[tuple[str, str], list] = {}
+    instances: dict[tuple[str, str], int] = {}  # each robustness result's, as its summary or report says
     results = [(None, task, source.summary_path(task), source.logprobs) for task in source.tasks()]
     results += [(r.kind, r.task, r.path, r.logprobs) for r in source.robustness(root)]
     for kind, task, path, folder in results:
@@ -224,9 +225,31 @@ def _verify_claims(found: Verification, root: Path, model: str, record: dict, so
             runs[task] = present
         else:
             robustness_runs[(kind, task)] = present
+            instances[(kind, task)] = document["instances" if kind == ROTATIONS_KIND else "n_instances"]
     reproduced = provenance.reproduced_identity(root, model, source.scores.parent)
+    record_path = source.scores.parent / MODEL_RECORD
     for what in claims.record_problems(record, runs, robustness_runs, reproduced):
-        found.problem(source.scores.parent / MODEL_RECORD, what)
+        found.problem(record_path, what)
+    listed = {
+        (kind, task): entry
+        for kind, tasks in record.get(ROBUSTNESS, {}).items()
+        for task, entry in tasks.items()
+    }
+    for (kind, task), entry in listed.items():
+        if (kind, task) not in instances:
+            found.problem(
+                record_path, f"robustness.{kind}.{task}: listed, but the model folder has no such result"
+            )
+        elif entry["instances"] != instances[(kind, task)]:
+            found.problem(
+                record_path,
+                f"robustness.{kind}.{task}: instances is {entry['instances']!r}, its result says "
+                f"{instances[(kind, task)]!r}",
+            )
+    for kind, task in sorted(set(instances) - set(listed)):
+        found.problem(
+            record_path, f"does not list robustness result {kind} {task}, which the model folder has"
+        )
 
 
 def _verify_task(
