@@ -167,18 +167,19 @@ def record_reproduction(store: Path, report: ReproductionReport, workdir: Path) 
 
 
 def olmes_commit() -> str:
-    """The git commit of the olmes code running (with ``+changes`` when its tree differs from it), or
-    its version where it is not a git checkout."""
-    where = Path(__file__).resolve().parent
-    head = subprocess.run(["git", "-C", str(where), "rev-parse", "HEAD"], capture_output=True, text=True)
+    """The git commit of the olmes code running, with ``+changes`` when the package's files differ
+    from it (the store a reproduction writes into is data, not code), or its version where it is not
+    a git checkout."""
+    package = Path(__file__).resolve().parents[1]
+    head = subprocess.run(["git", "-C", str(package), "rev-parse", "HEAD"], capture_output=True, text=True)
     if head.returncode != 0:
         return f"olmes {__version__} (not a git checkout)"
-    dirty = subprocess.run(
-        ["git", "-C", str(where), "status", "--porcelain", "--untracked-files=no"],
+    changed = subprocess.run(
+        ["git", "-C", str(package), "status", "--porcelain", "--untracked-files=no", "--", "."],
         capture_output=True,
         text=True,
     )
-    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+    return head.stdout.strip() + ("+changes" if changed.stdout.strip() else "")
 
 
 def _now() -> str:
