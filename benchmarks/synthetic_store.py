@@ -37,7 +37,8 @@ import pandas as pd
 from olmes.core.records import read_run_record, write_run_record, write_score_summary
 from olmes.core.resources import file_sha256
 from olmes.logprobs.identity import qualified_name
-from olmes.scoring.score import score_task, write_predictions
+from olmes.scoring.predictions import write_predictions
+from olmes.scoring.score import score_task
 from olmes.store import publish as store_api
 from olmes.tables.results import ModelInfo
 

@@ -21,7 +21,7 @@ import pandas as pd
 from olmes.core.errors import OlmesError
 from olmes.core.records import read_score_summary, write_score_summary
 from olmes.core.resources import file_sha256
-from olmes.scoring.score import write_predictions
+from olmes.scoring.predictions import write_predictions
 
 
 def migrate(summary_path: Path) -> bool:

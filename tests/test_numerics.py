@@ -17,7 +17,7 @@ from olmes.core.numerics import (
     within_tolerance,
 )
 from olmes.scoring.agreement import compare_decisions, flips_against
-from olmes.scoring.score import read_tables
+from olmes.scoring.logprob_files import read_tables
 from olmes.store.reproduce import summary_lines
 from tests.helpers import cf_files, instance_rows, reproduction_report
 

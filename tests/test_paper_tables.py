@@ -17,7 +17,8 @@ from olmes.cli.main import main
 from olmes.core.methods import MCF, NORMALIZATIONS, cf_method
 from olmes.core.records import SCORES_FORMAT
 from olmes.core.tasks import TASKS
-from olmes.scoring import score as scoring
+from olmes.scoring.predictions import NEAR_TIE_NATS
+from olmes.scoring.statistics import olmes_result, standard_error
 from olmes.tables import paper as tables
 from olmes.tables import paper_check, paper_layouts, render, results
 from olmes.tables.reported import PAPER_DATA, paper_table
@@ -56,7 +57,7 @@ def summary(model: str, task: str, accuracies: dict, partial: bool = False) -> d
     for method, accuracy in accuracies.items():
         if method == "micro":
             continue
-        stats = {"accuracy": accuracy, "stderr": scoring.standard_error(accuracy, n), "n": n}
+        stats = {"accuracy": accuracy, "stderr": standard_error(accuracy, n), "n": n}
         stats.update(correct=round(n * accuracy), near_ties=0)
         if method in micro:
             stats.update(micro_accuracy=micro[method], micro_stderr=None, subjects={})
@@ -65,8 +66,8 @@ def summary(model: str, task: str, accuracies: dict, partial: bool = False) -> d
         "schema": SCORES_FORMAT, "model": model, "task": task, "display_name": TASKS[task].display_name,
         "recommended_norm": TASKS[task].recommended_norm, "n_instances": n, "full_count": n,
         "limit": None, "partial": partial, "partial_reasons": [], "methods": methods,
-        "best_of_two": scoring.olmes_result(methods, TASKS[task]),
-        "near_tie_nats": scoring.NEAR_TIE_NATS, "inputs": {},
+        "best_of_two": olmes_result(methods, TASKS[task]),
+        "near_tie_nats": NEAR_TIE_NATS, "inputs": {},
     }  # fmt: skip
 
 

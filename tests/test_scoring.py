@@ -16,6 +16,8 @@ from olmes.core.errors import OlmesError
 from olmes.core.records import PREDICTION_COLUMNS, SCORES_FORMAT, olmes_score
 from olmes.core.tasks import TASKS
 from olmes.scoring import score as scoring
+from olmes.scoring.predictions import decide, gather_predictions, read_predictions_file, write_predictions
+from olmes.scoring.statistics import accuracy_stats, partial_reasons, standard_error
 from tests.helpers import cf_files, instance_rows, mcf_rows, run_record, write
 
 
@@ -75,7 +77,7 @@ def test_first_index_wins_exact_ties(tmp_path):
 
 def test_near_ties_count_gaps_up_to_1e_4(tmp_path):
     scores = np.array([[-1.0, -1.00005, -3.0], [-1.0, -1.001, -3.0], [-2.0, -1.0, np.nan]])
-    predictions, gaps = scoring.decide(scores)
+    predictions, gaps = decide(scores)
     assert predictions.tolist() == [0, 0, 1]
     assert gaps.tolist() == pytest.approx([0.00005, 0.001, 1.0])
     rows = []
@@ -163,11 +165,11 @@ def test_mmlu_macro_and_micro_on_uneven_subjects(tmp_path):
 
 
 def test_standard_error_formula():
-    assert scoring.standard_error(0.5, 101) == pytest.approx(0.05)
-    assert scoring.accuracy_stats(np.array([True, True, False, False, True]))["stderr"] == pytest.approx(
+    assert standard_error(0.5, 101) == pytest.approx(0.05)
+    assert accuracy_stats(np.array([True, True, False, False, True]))["stderr"] == pytest.approx(
         math.sqrt(0.6 * 0.4 / 4)
     )
-    assert scoring.standard_error(1.0, 1) is None
+    assert standard_error(1.0, 1) is None
 
 
 def test_partial_by_limit_and_by_instance_count(tmp_path):
@@ -179,9 +181,9 @@ def test_partial_by_limit_and_by_instance_count(tmp_path):
     assert summary["partial_reasons"] == ["1 instances scored, the standard has 1000"]
     _, limited = scoring.score_task("m", **paths, limit=1)
     assert limited["partial_reasons"][0] == "run with limit 1"
-    assert scoring.partial_reasons("piqa", 1000, None, True, True) == []
-    assert scoring.partial_reasons("piqa", 1000, 1000, True, True) == []
-    assert scoring.partial_reasons("piqa", 1000, None, True, False) == ["no MCF log-probs"]
+    assert partial_reasons("piqa", 1000, None, True, True) == []
+    assert partial_reasons("piqa", 1000, 1000, True, True) == []
+    assert partial_reasons("piqa", 1000, None, True, False) == ["no MCF log-probs"]
 
 
 # -- bad input: one clear error naming the file and the instance -------------------------------------
@@ -340,7 +342,7 @@ def test_per_method_predictions_gather_into_the_same_scores(tmp_path):
     with pytest.raises(OlmesError, match="pmi asked but no pmi log-prob file"):
         scoring.summarize(gathered[gathered["method"] != "cf_pmi"], {"cf": files["cf_path"]})
     with pytest.raises(OlmesError, match="given twice"):
-        scoring.gather_predictions([pd.read_parquet(parts[0]), pd.read_parquet(parts[0])])
+        gather_predictions([pd.read_parquet(parts[0]), pd.read_parquet(parts[0])])
 
 
 def test_a_run_record_the_engine_never_writes_is_refused(tmp_path):
@@ -380,16 +382,16 @@ def test_predictions_files_hold_exactly_the_declared_columns(tmp_path):
     rows = instance_rows("boolq", "cf", 0, [" yes", " no"], [-1.2, -1.0], 0)
     predictions, _ = scoring.score_task("m", **cf_files(tmp_path, "cf.parquet", rows))
     path = tmp_path / "p.parquet"
-    scoring.write_predictions(predictions, path)
-    assert list(scoring.read_predictions_file(path).columns) == [c.name for c in PREDICTION_COLUMNS]
+    write_predictions(predictions, path)
+    assert list(read_predictions_file(path).columns) == [c.name for c in PREDICTION_COLUMNS]
     with pytest.raises(OlmesError, match="predictions not in the declared columns"):
-        scoring.write_predictions(predictions.drop(columns="top_gap"), tmp_path / "q.parquet")
+        write_predictions(predictions.drop(columns="top_gap"), tmp_path / "q.parquet")
     assert not (tmp_path / "q.parquet").exists()
     predictions.drop(columns="nonfinite").to_parquet(tmp_path / "before.parquet")  # an optional column
-    read = scoring.read_predictions_file(tmp_path / "before.parquet", columns=["correct", "nonfinite"])
+    read = read_predictions_file(tmp_path / "before.parquet", columns=["correct", "nonfinite"])
     assert list(read.columns) == ["correct"]
     predictions.drop(columns=["label", "correct"]).to_parquet(tmp_path / "old.parquet")
     with pytest.raises(
         OlmesError, match=r"old.parquet: missing column\(s\) label, correct; is this an olmes"
     ):
-        scoring.read_predictions_file(tmp_path / "old.parquet")
+        read_predictions_file(tmp_path / "old.parquet")

@@ -17,8 +17,9 @@ from olmes.core.errors import OlmesError
 from olmes.core.methods import cf_method
 from olmes.core.records import SCORES_FORMAT
 from olmes.core.tasks import TASKS
-from olmes.scoring import score as scoring
 from olmes.scoring.flags import chance_accuracy
+from olmes.scoring.predictions import NEAR_TIE_NATS
+from olmes.scoring.statistics import olmes_result
 from olmes.site import inputs
 from olmes.tables import bootstrap, figures, render, results
 from olmes.tables import paper as tables
@@ -34,13 +35,13 @@ def fake_summary(model: str, task: str, accuracies: dict[str, float], partial: b
         methods[name]["near_ties"] = 2
         if task == "mmlu":
             methods[name].update(micro_accuracy=accuracy - 0.01, subjects={"anatomy": {}, "virology": {}})
-    best = scoring.olmes_result(methods, TASKS[task])
+    best = olmes_result(methods, TASKS[task])
     return {
         "schema": SCORES_FORMAT, "model": model, "task": task, "display_name": TASKS[task].display_name,
         "recommended_norm": TASKS[task].recommended_norm, "n_instances": 100, "full_count": 100,
         "limit": 100 if partial else None, "partial": partial,
         "partial_reasons": ["run with limit 100"] if partial else [], "methods": methods,
-        "best_of_two": best, "near_tie_nats": scoring.NEAR_TIE_NATS, "inputs": {},
+        "best_of_two": best, "near_tie_nats": NEAR_TIE_NATS, "inputs": {},
     }  # fmt: skip
 
 

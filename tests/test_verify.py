@@ -18,7 +18,7 @@ import pytest
 
 from olmes.cli.main import main
 from olmes.core.resources import file_sha256
-from olmes.scoring.score import write_predictions
+from olmes.scoring.predictions import write_predictions
 from olmes.store import publish as store
 from olmes.store.verify import readme_row
 from tests.helpers import TASK, make_results

@@ -13,7 +13,8 @@ from olmes.core.errors import OlmesError
 from olmes.core.methods import Method
 from olmes.core.numerics import flip_within_error
 from olmes.core.records import Flip
-from olmes.scoring.score import ChoiceTable, available_methods, decide, playable_scores, read_tables
+from olmes.scoring.logprob_files import ChoiceTable, read_tables
+from olmes.scoring.predictions import available_methods, decide, playable_scores
 
 
 class DecisionComparison(TypedDict):

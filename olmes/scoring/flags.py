@@ -14,7 +14,7 @@ import pandas as pd
 
 from olmes.core.methods import get_method, letter
 from olmes.core.records import ScoreSummary, TaskFlag
-from olmes.scoring.score import NEAR_TIE_NATS
+from olmes.scoring.predictions import NEAR_TIE_NATS
 
 BELOW_CHANCE_SE = 2.0  # a task score more than this many standard errors below chance
 ONE_ANSWER_SHARE = 0.9  # one letter (MCF) or choice position (CF) predicted for more of the instances

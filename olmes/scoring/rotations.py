@@ -22,7 +22,9 @@ import pandas as pd
 from olmes.core.errors import OlmesError
 from olmes.core.methods import MCF, ROTATIONS, letter
 from olmes.core.records import ROTATIONS_FORMAT, RotationsReport, read_format
-from olmes.scoring.score import check_logprob_values, decide, input_record
+from olmes.scoring.logprob_files import check_logprob_values
+from olmes.scoring.predictions import decide
+from olmes.scoring.score import input_record
 
 
 def _read(path: Path, request_set: str) -> pd.DataFrame:

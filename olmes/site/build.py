@@ -40,7 +40,7 @@ from olmes.core.records import (
 )
 from olmes.core.tasks import TASKS
 from olmes.logprobs.identity import identity_line
-from olmes.scoring.score import NEAR_TIE_NATS
+from olmes.scoring.predictions import NEAR_TIE_NATS
 from olmes.site import charts, registry
 from olmes.site.downloads import leaderboard_csv, leaderboard_json
 from olmes.site.filters import FILTERS

@@ -39,7 +39,8 @@ from olmes.core.records import olmes_score, read_run_record, read_score_summary
 from olmes.core.resources import file_sha256
 from olmes.core.tasks import TASKS
 from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, analyze, read_rotation_report
-from olmes.scoring.score import partial_reasons, score_task
+from olmes.scoring.score import score_task
+from olmes.scoring.statistics import partial_reasons
 from olmes.store import claims, provenance
 from olmes.store.blobs import IGNORED_LINE, blob_path
 from olmes.store.canonical import task_files

@@ -12,7 +12,7 @@ import functools
 import numpy as np
 import pandas as pd
 
-from olmes.scoring.score import is_macro_averaged
+from olmes.scoring.statistics import is_macro_averaged
 from olmes.tables.digest import PredictionDigest
 from olmes.tables.render import MISSING, PARTIAL_MARK, Cell, Table, percent, percent_cell, text_cell
 from olmes.tables.results import ScoreSet, best_of_two_score, task_name

@@ -32,7 +32,7 @@ from olmes.core.atomic import atomic_path
 from olmes.core.records import ScoreSummary, TaskFlag
 from olmes.core.resources import cache_dir, file_sha256
 from olmes.scoring.flags import chance_accuracy, task_flags
-from olmes.scoring.score import read_predictions_file
+from olmes.scoring.predictions import read_predictions_file
 
 DIGEST_VERSION = 2  # 2: each entry holds the SHA-256 of its own content (its "check" member)
 CHECK = "check"

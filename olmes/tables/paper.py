@@ -34,7 +34,7 @@ from olmes.core.records import (
 )
 from olmes.core.resources import file_sha256
 from olmes.core.tasks import TASKS
-from olmes.scoring.score import NEAR_TIE_NATS
+from olmes.scoring.predictions import NEAR_TIE_NATS
 from olmes.tables.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_table
 from olmes.tables.figures import write_figures
 from olmes.tables.paper_check import PAPER_CHECK_KEYS, paper_check_tables

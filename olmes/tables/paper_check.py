@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from olmes.core.methods import CF, MCF, cf_method
 from olmes.core.tasks import TASKS
-from olmes.scoring.score import standard_error
+from olmes.scoring.statistics import standard_error
 from olmes.tables.paper_layouts import (
     PAPER_NORM_LABEL,
     PAPER_NORM_ORDER,

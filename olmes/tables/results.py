@@ -21,8 +21,8 @@ from olmes.core.records import ModelIdentity, RotationsReport, ScoreSummary, rea
 from olmes.core.resources import file_sha256
 from olmes.core.tasks import STANDARD_VARIANT, TASKS
 from olmes.logprobs.identity import recorded_identity
+from olmes.scoring.predictions import read_predictions_file
 from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, read_rotation_report
-from olmes.scoring.score import read_predictions_file
 from olmes.tables.digest import PredictionDigest, digest_of, read_columns
 from olmes.tables.render import PARTIAL_MARK
 

@@ -20,7 +20,7 @@ import pandas as pd
 from olmes.core.errors import OlmesError
 from olmes.core.methods import MCF_METHOD
 from olmes.core.tasks import STANDARD_VARIANT, TASKS, VARIANT_NAMES
-from olmes.scoring.score import method_stats, olmes_result
+from olmes.scoring.statistics import method_stats, olmes_result
 from olmes.tables.render import DAGGER, MISSING, PARTIAL_MARK, Cell, Table, percent_cell, text_cell
 from olmes.tables.results import ScoreSet, task_name
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from olmes.core.methods import METHODS, REQUEST_SETS
 from olmes.core.outputs import CommandFiles, named
-from olmes.scoring.score import predict, write_predictions
+from olmes.scoring.predictions import predict, write_predictions
 
 NAME = "predict"
 HELP = f"one method's predictions ({', '.join(METHODS)}) from the engine's log-probs"

@@ -19,7 +19,8 @@ from olmes.core.methods import REQUEST_SETS
 from olmes.core.outputs import CommandFiles, named
 from olmes.core.records import ScoreSummary
 from olmes.scoring.flags import task_flags
-from olmes.scoring.score import gather_predictions, read_predictions_file, score_task, summarize, write_scores
+from olmes.scoring.predictions import gather_predictions, read_predictions_file
+from olmes.scoring.score import score_task, summarize, write_scores
 
 NAME = "score"
 HELP = "score one model on one task from its CF, pmi and MCF log-prob files"

@@ -51,7 +51,7 @@ from olmes.core.resources import file_sha256
 from olmes.core.tasks import Task
 from olmes.logprobs.options import HUB_ID
 from olmes.requests.build import request_sets, task_instances
-from olmes.scoring.score import LOGPROB_TOLERANCE
+from olmes.scoring.logprob_files import LOGPROB_TOLERANCE
 from olmes.store.canonical import canonical_requests
 from olmes.store.layout import (
     LOGPROBS,
@@ -525,7 +525,8 @@ def _score_and_compare(
     """Score the task once; compare the run's metrics with ours and write them into the run records,
     then the summary, which records those run records (so it is made after they are written) and
     names its log-prob files where they will be."""
-    from olmes.scoring.score import read_tables, score_task, summarize, write_scores
+    from olmes.scoring.logprob_files import read_tables
+    from olmes.scoring.score import score_task, summarize, write_scores
 
     inputs = {f"{name}_path": path for name, path in files.items()}
     predictions, first = score_task(target.model, **inputs, limit=item.limit)
