@@ -29,7 +29,7 @@ from olmes.core.atomic import atomic_dir
 from olmes.core.bounded_json import MAX_DEPTH, nesting_depth, parse_json
 from olmes.core.csvtext import FORMULA_STARTS
 from olmes.core.errors import OlmesError
-from olmes.core.records import RequestRow, read_records
+from olmes.core.records import REQUESTS_FORMAT, read_records
 from tests.helpers import mcf_rows, workflow_environment, write
 
 REPO = Path(__file__).resolve().parent.parent
@@ -84,7 +84,7 @@ def test_a_json_line_deeper_than_the_limit_is_refused_though_json_parses_it(tmp_
     path = tmp_path / "requests.jsonl"
     path.write_text("\n" + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1) + "\n")
     with pytest.raises(OlmesError) as raised:
-        read_records(path, RequestRow)
+        read_records(path, REQUESTS_FORMAT)
     assert str(raised.value) == f"{path}:2: nested deeper than {MAX_DEPTH} levels; not an olmes file"
 
 

@@ -8,20 +8,22 @@ import html
 import io
 import json
 import re
-import runpy
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 
+from olmes import store
+from olmes.core import identities
 from olmes.core.errors import OlmesError
 from olmes.logprobs import identity as ident
 from olmes.logprobs import models, runner
-from olmes.store import publish as store
+from olmes.logprobs.embedded import EMBEDDED
+from olmes.logprobs.embedded_files import embedded_gguf
+from olmes.logprobs.hashing import cached_sha256
+from olmes.store.upgrade import upgrade_store
 
 REPO = Path(__file__).resolve().parent.parent
 LEADERBOARD = REPO / "leaderboard"
@@ -79,8 +81,8 @@ def test_gguf_identity_comes_from_its_metadata(tmp_path) -> None:
 
 def test_the_embedded_models_are_an_instruct_q4_1_and_a_base_q4_k_m_gguf() -> None:
     found = {}
-    for gguf in (models.smollm2_gguf(), models.gemma3_gguf()):
-        found[gguf.name] = ident.gguf_identity(gguf, "float32", models.cached_sha256(gguf))
+    for gguf in (embedded_gguf(model) for model in EMBEDDED.values()):
+        found[gguf.name] = ident.gguf_identity(gguf, "float32", cached_sha256(gguf))
     smollm2, gemma = found.values()
     assert (smollm2["tuning"], smollm2["quantization"]) == ("instruct", "Q4_1")
     assert smollm2["original"] == "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -133,64 +135,52 @@ def test_the_run_record_carries_the_identity(tmp_path) -> None:
 
 def test_display_names_get_the_qualifiers_they_lack() -> None:
     gguf = {"tuning": "instruct", "quantization": "Q4_1", "weight_format": "gguf"}
-    assert ident.qualified_name("SmolLM2-135M", gguf) == "SmolLM2-135M instruct Q4_1 GGUF"
-    assert ident.qualified_name("SmolLM2-135M-Instruct Q4_1 GGUF", gguf) == "SmolLM2-135M-Instruct Q4_1 GGUF"
+    assert identities.qualified_name("SmolLM2-135M", gguf) == "SmolLM2-135M instruct Q4_1 GGUF"
+    assert (
+        identities.qualified_name("SmolLM2-135M-Instruct Q4_1 GGUF", gguf)
+        == "SmolLM2-135M-Instruct Q4_1 GGUF"
+    )
     plain = {"tuning": "unknown", "quantization": "none", "weight_format": "safetensors"}
-    assert ident.missing_qualifiers("OLMo-7B", plain) == []
+    assert identities.missing_qualifiers("OLMo-7B", plain) == []
 
 
 # -- the committed store ---------------------------------------------------------------------------
 
 
 def _old_store(root: Path) -> Path:
-    """The committed store's model records as they were before identities: no identity, the name
-    as display name (the migration reads nothing else)."""
-    (root / "models").mkdir(parents=True)
-    shutil.copy(LEADERBOARD / "store.json", root / "store.json")
-    for name in store.model_names(LEADERBOARD):
-        record = json.loads((LEADERBOARD / "models" / name / "model.json").read_text())
+    """The committed store with its model records as they were before identities: no identity, the
+    name as display name (the committed store's run records carry none: its identities come from the
+    maintainers' reproductions)."""
+    shutil.copytree(LEADERBOARD, root)
+    for name in store.model_names(root):
+        path = root / "models" / name / "model.json"
+        record = json.loads(path.read_text())
         record.pop("identity")
         record["display_name"] = name
-        (root / "models" / name).mkdir()
-        (root / "models" / name / "model.json").write_text(json.dumps(record, indent=2) + "\n")
+        path.write_text(json.dumps(record, indent=2) + "\n")
     return root
 
 
-def _migrate():
-    return runpy.run_path(str(REPO / "scripts" / "migrate_identity.py"))["migrate"]
-
-
 @pytest.mark.slow
-def test_the_migration_gives_the_committed_store_idempotently(tmp_path) -> None:
+def test_upgrade_gives_an_old_store_its_confirmed_identities_idempotently(tmp_path) -> None:
     old = _old_store(tmp_path / "store")
-    migrate = _migrate()
-    assert len(migrate(old)) == 2
+    assert upgrade_store(old).rewritten
     for name in store.model_names(LEADERBOARD):
         assert store.read_model_record(old, name) == store.read_model_record(LEADERBOARD, name)
     before = {p: p.read_bytes() for p in old.rglob("*.json")}
-    assert migrate(old) == []
+    assert not upgrade_store(old).rewritten
     assert before == {p: p.read_bytes() for p in old.rglob("*.json")}
 
 
-def test_the_migration_refuses_a_bad_store(tmp_path) -> None:
-    migrate = _migrate()
-    (tmp_path / "notes").mkdir()
-    with pytest.raises(OlmesError, match="not an olmes results store"):
-        migrate(tmp_path / "notes")
+def test_upgrade_gives_no_identity_that_nothing_confirms(tmp_path) -> None:
     old = _old_store(tmp_path / "store")
-    path = old / "models" / "SmolLM2-135M" / "model.json"
-    record = json.loads(path.read_text())
-    path.write_text(json.dumps({**record, "revision": "gguf-sha256:" + "0" * 64}))
-    before = {p: p.read_bytes() for p in old.rglob("*.json")}
-    with pytest.raises(OlmesError, match="resolves here to .*the store recorded"):
-        migrate(old)
-    assert before == {p: p.read_bytes() for p in old.rglob("*.json")}  # nothing written
-    done = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "migrate_identity.py"), str(tmp_path / "notes")],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 1 and done.stderr.startswith("migrate_identity: error:")
+    shutil.rmtree(old / "reproductions")
+    upgrade_store(old)
+    for name in store.model_names(old):
+        record = store.read_model_record(old, name)
+        assert "identity" not in record and record["display_name"] == name
+    with pytest.raises(OlmesError, match="not an olmes results store"):
+        upgrade_store(tmp_path)
 
 
 def test_config_store_and_scheme_name_the_models_alike() -> None:
@@ -198,7 +188,7 @@ def test_config_store_and_scheme_name_the_models_alike() -> None:
     for name in store.model_names(LEADERBOARD):
         record = store.read_model_record(LEADERBOARD, name)
         assert record["display_name"] == config[name]["display_name"]
-        assert record["display_name"] == ident.qualified_name(name, record["identity"])
+        assert record["display_name"] == identities.qualified_name(name, record["identity"])
 
 
 # -- every place that names a model says what it is ---------------------------------------------------
@@ -257,7 +247,7 @@ def built(tmp_path_factory) -> Path:
 
 def test_no_page_table_or_readme_row_names_a_model_as_its_original(built) -> None:
     records = [store.read_model_record(LEADERBOARD, name) for name in store.model_names(LEADERBOARD)]
-    assert all(ident.missing_qualifiers(r["display_name"], r["identity"]) == [] for r in records)
+    assert all(identities.missing_qualifiers(r["display_name"], r["identity"]) == [] for r in records)
     names = {record["name"]: record["display_name"] for record in records}
     texts = {str(p.relative_to(built)): visible_text(p.read_text()) for p in (built / "site").rglob("*.html")}
     texts |= _table_texts(built / "tables")

@@ -63,7 +63,7 @@ def summary(model: str, task: str, accuracies: dict, partial: bool = False) -> d
             stats.update(micro_accuracy=micro[method], micro_stderr=None, subjects={})
         methods[method] = stats
     return {
-        "schema": SCORES_FORMAT, "model": model, "task": task, "display_name": TASKS[task].display_name,
+        "format": SCORES_FORMAT.tag, "model": model, "task": task, "display_name": TASKS[task].display_name,
         "recommended_norm": TASKS[task].recommended_norm, "n_instances": n, "full_count": n,
         "limit": None, "partial": partial, "partial_reasons": [], "methods": methods,
         "best_of_two": olmes_result(methods, TASKS[task]),

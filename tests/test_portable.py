@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import re
-import runpy
 from pathlib import Path
 
 import pytest
 
-from olmes.store import publish as store
+from olmes import store
+from olmes.cli.main import main
+from olmes.core.errors import OlmesError
+from olmes.store.publish import publish
 from tests.helpers import TASK, make_results, make_robustness, snapshot
 
 REPO = Path(__file__).resolve().parent.parent
@@ -22,8 +24,8 @@ def publish_from(place: Path, layout: str, monkeypatch) -> Path:
     """Results made in ``place`` (standard and robustness), published into ``place``/store."""
     monkeypatch.setenv("OLMES_CACHE_DIR", str(place / "cache"))
     target = place / "store"
-    store.publish(make_results(place / "results", "M1"), target, logprobs=layout)
-    store.publish(make_robustness(place / "robustness", "M1"), target, logprobs=layout, robustness_only=True)
+    publish(make_results(place / "results", "M1"), target, logprobs=layout)
+    publish(make_robustness(place / "robustness", "M1"), target, logprobs=layout, robustness_only=True)
     return target
 
 
@@ -61,7 +63,7 @@ def test_a_local_model_is_named_without_its_folder(tmp_path, monkeypatch) -> Non
                 entry["run"]["model"] = str(place / "weights" / "my-ckpt")
             path.write_text(json.dumps(summary))
         stores.append(place / "store")
-        store.publish(results, stores[-1], logprobs="in-store")
+        publish(results, stores[-1], logprobs="in-store")
     one, two = snapshot(stores[0]), snapshot(stores[1])
     assert one == two
     text = "\n".join(data.decode("utf-8") for name, data in one.items() if name.endswith(".json"))
@@ -89,14 +91,14 @@ def test_the_store_names_its_logprobs_where_it_keeps_them(tmp_path, monkeypatch)
 def test_published_is_source_date_epoch_when_set(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
     target = tmp_path / "store"
-    store.publish(make_results(tmp_path / "results", "M1"), target)
+    publish(make_results(tmp_path / "results", "M1"), target)
     assert store.read_model_record(target, "M1")["tasks"][TASK]["published"] == "2026-01-01T00:00:00Z"
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
-    with pytest.raises(store.OlmesError, match="SOURCE_DATE_EPOCH='yesterday' is not a whole number"):
-        store.publish(make_results(tmp_path / "again", "M2"), target)
+    with pytest.raises(OlmesError, match="SOURCE_DATE_EPOCH='yesterday' is not a whole number"):
+        publish(make_results(tmp_path / "again", "M2"), target)
 
 
-def test_migration_makes_an_old_store_portable_and_changes_nothing_else(tmp_path, monkeypatch) -> None:
+def test_upgrade_makes_an_old_store_portable_and_changes_nothing_else(tmp_path, monkeypatch) -> None:
     """A store as publish wrote it before (the results' files copied as they are) comes out as publish
     writes it now; a second run changes nothing."""
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
@@ -125,5 +127,4 @@ def _copy_tree(source: Path, target: Path) -> None:
 
 
 def _migrate(root: Path) -> int:
-    script = runpy.run_path(str(REPO / "scripts/migrate_provenance.py"), run_name="migrate_provenance")
-    return script["main"]([str(root)])
+    return main(["upgrade", str(root)])

@@ -10,8 +10,8 @@ import pytest
 
 from olmes.core.errors import OlmesError
 from olmes.core.records import (
-    InstanceRow,
-    RequestRow,
+    INSTANCES_FORMAT,
+    REQUESTS_FORMAT,
     read_records,
     read_run_record,
     read_score_summary,
@@ -26,10 +26,10 @@ ROW = {"task": "piqa", "formulation": "cf", "instance_index": 0, "native_id": 7,
 def test_request_rows_round_trip_plain_and_gzipped(tmp_path):
     rows = build_requests("mmlu", "mcf", limit=2)
     write_records(rows, tmp_path / "r.jsonl")
-    assert read_records(tmp_path / "r.jsonl", RequestRow) == rows
+    assert read_records(tmp_path / "r.jsonl", REQUESTS_FORMAT) == rows
     with gzip.open(tmp_path / "r.jsonl.gz", "wt", encoding="utf-8") as handle:
         handle.write((tmp_path / "r.jsonl").read_text(encoding="utf-8"))
-    assert read_records(tmp_path / "r.jsonl.gz", RequestRow) == rows
+    assert read_records(tmp_path / "r.jsonl.gz", REQUESTS_FORMAT) == rows
 
 
 @pytest.mark.parametrize(
@@ -46,21 +46,21 @@ def test_a_bad_row_is_one_error_naming_file_and_line(tmp_path, change, message):
     path = tmp_path / "r.jsonl"
     path.write_text(json.dumps(ROW) + "\n" + json.dumps({**ROW, **change}) + "\n")
     with pytest.raises(OlmesError, match=message):
-        read_records(path, RequestRow)
+        read_records(path, REQUESTS_FORMAT)
 
 
 def test_missing_fields_and_non_json(tmp_path):
     path = tmp_path / "i.jsonl"
     path.write_text(json.dumps({"task": "piqa", "instance_index": 0, "native_id": 1, "question": "q"}) + "\n")
     with pytest.raises(OlmesError, match=r"i\.jsonl:1: not an olmes InstanceRow: field 'choices' is missing"):
-        read_records(path, InstanceRow)
+        read_records(path, INSTANCES_FORMAT)
     path.write_text("{not json\n")
     with pytest.raises(OlmesError, match=r"i\.jsonl:1: not JSON"):
-        read_records(path, InstanceRow)
+        read_records(path, INSTANCES_FORMAT)
     path.write_text(json.dumps({"task": "piqa", "instance_index": 0, "native_id": 1, "question": "q",
                                 "choices": ["a", 2], "gold": 0}) + "\n")  # fmt: skip
     with pytest.raises(OlmesError, match=r"field 'choices\.1' of this InstanceRow is not str"):
-        read_records(path, InstanceRow)
+        read_records(path, INSTANCES_FORMAT)
 
 
 def test_run_record_and_summary_readers(tmp_path):
@@ -72,10 +72,12 @@ def test_run_record_and_summary_readers(tmp_path):
         read_run_record(tmp_path / "x.parquet")
     summary = tmp_path / "s.scores.json"
     summary.write_text(json.dumps({"schema": "other/1"}))
-    with pytest.raises(OlmesError, match=r"not an olmes score summary \(olmes\.scores/2\)"):
+    with pytest.raises(OlmesError, match=r"not a ScoreSummary \(olmes\.scores/3\); run olmes score"):
         read_score_summary(summary)
-    summary.write_text(json.dumps({"schema": "olmes.scores/1"}))
-    with pytest.raises(OlmesError, match="olmes.scores/1; update it with python scripts/migrate_scores.py"):
+    summary.write_text(json.dumps({"schema": "olmes.scores/1", "olmes": {"score": 1}}))
+    with pytest.raises(
+        OlmesError, match=r"s\.scores\.json \(olmes\.scores/1\): its olmes field is not its best_of_two"
+    ):
         read_score_summary(summary)
     summary.write_text(json.dumps({"schema": "olmes.scores/2"}))
     with pytest.raises(OlmesError, match="not an olmes ScoreSummary: field 'model' is missing"):
@@ -86,7 +88,7 @@ def test_nested_records_are_checked_to_the_field(tmp_path) -> None:
     """A summary's inner records (method stats, best-of-two) are checked too, and the message names
     the field's path: an accuracy turned into text or a formulation outside CF/MCF is refused."""
     store = Path(__file__).resolve().parent.parent / "leaderboard"
-    good = json.loads(next(store.rglob("scores/boolq.scores.json")).read_text())
+    good = read_score_summary(next(store.rglob("scores/boolq.scores.json")))  # in the current format
     path = tmp_path / "boolq.scores.json"
     path.write_text(json.dumps(good))
     assert read_score_summary(path) == good

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from olmes.cli.main import main
-from olmes.core.records import InstanceRow, RequestRow, read_records
+from olmes.core.records import INSTANCES_FORMAT, REQUESTS_FORMAT, RequestRow, read_records
 from olmes.core.tasks import TASKS
 from olmes.requests.data import load_instances
 from olmes.requests.tasks import get_template
@@ -47,7 +47,7 @@ def test_cli_writes_documented_fields(tmp_path) -> None:
     pmi = tmp_path / "pmi.jsonl"
     assert main(["requests", "csqa", "--request-set", "cf", "--limit", "3", "--output", str(out)]) == 0
     assert main(["requests", "csqa", "--request-set", "pmi", "--limit", "3", "--output", str(pmi)]) == 0
-    rows, baseline = read_records(out, RequestRow), read_records(pmi, RequestRow)
+    rows, baseline = read_records(out, REQUESTS_FORMAT), read_records(pmi, REQUESTS_FORMAT)
     assert len(rows) == len(baseline) == 3 * 5  # 3 instances x 5 choices
     optional = RequestRow.__optional_keys__  # e.g. MMLU's subject, mcf_rot's rotation, a variant's name
     fields = tuple(field for field in RequestRow.__annotations__ if field not in optional)  # in file order
@@ -87,13 +87,13 @@ def test_cli_writes_instances_with_the_requests(tmp_path) -> None:
     requests, instances = tmp_path / "req.jsonl", tmp_path / "inst.jsonl"
     argv = ["requests", "winogrande", "--request-set", "mcf", "--limit", "2"]
     assert main([*argv, "--output", str(requests), "--instances", str(instances)]) == 0
-    rows, shown = read_records(requests, RequestRow), read_records(instances, InstanceRow)
+    rows, shown = read_records(requests, REQUESTS_FORMAT), read_records(instances, INSTANCES_FORMAT)
     assert [row["instance_index"] for row in shown] == [0, 1]
     assert [row["gold"] for row in shown] == [rows[0]["label"], rows[2]["label"]]
     assert shown[0]["question"].count("_") == 1 and len(shown[0]["choices"]) == 2
     assert f"\n A. {shown[0]['choices'][0]}\n B. {shown[0]['choices'][1]}\nAnswer:" in rows[0]["context"]
     assert main(["requests", "mmlu", "--limit", "1", "--instances", str(instances)]) == 0
-    assert read_records(instances, InstanceRow)[0]["subject"] == "abstract_algebra"
+    assert read_records(instances, INSTANCES_FORMAT)[0]["subject"] == "abstract_algebra"
     assert main(["requests", "piqa", "--limit", "1"]) == 2  # nothing to write
 
 
@@ -113,6 +113,6 @@ def test_limit_keeps_the_first_instances() -> None:
 def test_winogrande_cf_contexts_differ_and_continuation_is_shared(tmp_path) -> None:
     out = tmp_path / "w.jsonl"
     assert main(["requests", "winogrande", "--request-set", "cf", "--limit", "1", "--output", str(out)]) == 0
-    first, second = read_records(out, RequestRow)
+    first, second = read_records(out, REQUESTS_FORMAT)
     assert first["context"].endswith("so Sarah") and second["context"].endswith("so Maria")
     assert first["continuation"] == second["continuation"] == " always got the easier cases."

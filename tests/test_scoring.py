@@ -290,7 +290,7 @@ def test_score_command_writes_predictions_and_summary(tmp_path, capsys):
     ]
     assert main(argv) == 0
     summary = json.loads((out / "boolq.scores.json").read_text())
-    assert summary["schema"] == SCORES_FORMAT and summary["partial"]
+    assert summary["format"] == SCORES_FORMAT.tag and summary["partial"]
     assert summary["predictions"]["path"] == "boolq.predictions.parquet"
     assert summary["inputs"]["cf"]["run"] == record
     assert summary["inputs"]["mcf"]["run"] is None

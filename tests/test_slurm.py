@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from olmes.core.records import RequestRow, read_records
+from olmes.core.records import REQUESTS_FORMAT, read_records
 from olmes.logprobs.cache import request_key
 from tests.helpers import WORKFLOW_SETS, WORKFLOW_TASKS, workflow_environment, write_workflow_config
 from tests.tiny_model import build_tiny_model
@@ -402,7 +402,8 @@ def test_rerun_recomputes_only_the_chunks_that_were_not_written(scenario: Scenar
         for request_set in WORKFLOW_SETS[task]:
             path = scenario.slurm_dir / "results" / "requests" / f"{task}.{request_set}.jsonl"
             wanted |= {
-                request_key(row["context"], row["continuation"]) for row in read_records(path, RequestRow)
+                request_key(row["context"], row["continuation"])
+                for row in read_records(path, REQUESTS_FORMAT)
             }
     fingerprints = {name.split("/")[0] for name in after}
     assert len(fingerprints) == len(MODELS)

@@ -37,7 +37,7 @@ def fake_summary(model: str, task: str, accuracies: dict[str, float], partial: b
             methods[name].update(micro_accuracy=accuracy - 0.01, subjects={"anatomy": {}, "virology": {}})
     best = olmes_result(methods, TASKS[task])
     return {
-        "schema": SCORES_FORMAT, "model": model, "task": task, "display_name": TASKS[task].display_name,
+        "format": SCORES_FORMAT.tag, "model": model, "task": task, "display_name": TASKS[task].display_name,
         "recommended_norm": TASKS[task].recommended_norm, "n_instances": 100, "full_count": 100,
         "limit": 100 if partial else None, "partial": partial,
         "partial_reasons": ["run with limit 100"] if partial else [], "methods": methods,

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 
 from olmes.core.errors import OlmesError
 from olmes.core.methods import CF, MCF, PMI
-from olmes.core.records import LOGPROB_SCORED
+from olmes.core.records import LOGPROB_FORMAT, LOGPROB_SCORED
 from olmes.core.tasks import get_task
 
 
@@ -78,6 +78,7 @@ def _read_frame(path: Path, request_set: str) -> tuple[pd.DataFrame, str]:
         frame = pd.read_parquet(path)
     except (OSError, ValueError) as error:
         raise OlmesError(f"{path}: cannot read log-prob Parquet ({error}); re-run the engine") from error
+    LOGPROB_FORMAT.check(pq.read_schema(path).metadata, str(path))
     missing = [column for column in LOGPROB_SCORED if column not in frame.columns]
     if missing:
         raise OlmesError(f"{path}: missing column(s) {', '.join(missing)}; is this an engine log-prob file?")

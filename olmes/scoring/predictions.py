@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from olmes.core.atomic import atomic_path
 from olmes.core.errors import OlmesError
 from olmes.core.methods import CF, MCF, METHODS, PMI, Method, cf_method, get_method, methods_for
-from olmes.core.records import PREDICTION_COLUMNS
+from olmes.core.records import PREDICTION_COLUMNS, PREDICTION_FORMAT
 from olmes.scoring.logprob_files import ChoiceTable, read_tables
 
 NEAR_TIE_NATS = 1e-4
@@ -115,6 +115,7 @@ def write_predictions(predictions: pd.DataFrame, path: str | Path) -> None:
     if not table.schema.equals(declared):
         raise OlmesError(f"{path}: predictions not in the declared columns: {table.schema} vs {declared}")
     floats = [field.name for field in table.schema if pa.types.is_floating(field.type)]
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), **PREDICTION_FORMAT.metadata()})
     with atomic_path(path) as temp:
         pq.write_table(
             table,
@@ -131,7 +132,9 @@ def read_predictions_file(path: str | Path, columns: list[str] | None = None) ->
     written without), refused in one line when it is not one or lacks a required column of
     :data:`~olmes.core.records.PREDICTION_COLUMNS`."""
     try:
-        present = set(pq.read_schema(path).names)
+        schema = pq.read_schema(path)
+        PREDICTION_FORMAT.check(schema.metadata, str(path))
+        present = set(schema.names)
         missing = [c.name for c in PREDICTION_COLUMNS if c.required and c.name not in present]
         if missing:
             raise OlmesError(

@@ -21,7 +21,7 @@ import pandas as pd
 
 from olmes.core.errors import OlmesError
 from olmes.core.methods import MCF, ROTATIONS, letter
-from olmes.core.records import ROTATIONS_FORMAT, RotationsReport, read_format
+from olmes.core.records import ROTATIONS_FORMAT, RotationsReport
 from olmes.scoring.logprob_files import check_logprob_values
 from olmes.scoring.predictions import decide
 from olmes.scoring.score import input_record
@@ -89,7 +89,7 @@ def analyze(model: str, mcf_path: Path, rotations_path: Path) -> RotationsReport
     per_rotation = [float(correct[choices > r, r].mean()) for r in range(k_max) if (choices > r).any()]
     decisions = int(predicted_letters.sum())
     return {
-        "format": ROTATIONS_FORMAT,
+        "format": ROTATIONS_FORMAT.tag,
         "model": model,
         "task": task,
         "instances": n,
@@ -121,4 +121,4 @@ ROTATIONS_SUFFIX = ".rotations.json"
 
 
 def read_rotation_report(path: Path) -> RotationsReport:
-    return read_format(path, RotationsReport, ROTATIONS_FORMAT, "run olmes rotations")
+    return ROTATIONS_FORMAT.read(path)

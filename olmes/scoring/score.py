@@ -85,7 +85,7 @@ def summarize(
     if variant is not None:
         reasons.append(f"prompt variant {variant}, not the standard's prompts")
     summary = {
-        "schema": SCORES_FORMAT,
+        "format": SCORES_FORMAT.tag,
         "model": model,
         "task": task,
         "display_name": spec.display_name,

@@ -22,8 +22,13 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from olmes.core.atomic import write_json_atomic
-from olmes.core.records import RunRecord, read_document, read_score_summary, write_score_summary
+from olmes.core.records import (
+    ROTATIONS_FORMAT,
+    RUN_FORMAT,
+    RunRecord,
+    read_score_summary,
+    write_score_summary,
+)
 from olmes.scoring.rotations import ROTATIONS_SUFFIX, read_rotation_report
 from olmes.store.layout import LOGPROBS, RUN_SUFFIX, SCORES, SUMMARY_SUFFIX, logprob_name
 
@@ -77,13 +82,13 @@ def write_portable(source: Path, target: Path, relative: PurePosixPath) -> None:
     ``relative`` in its model folder (atomically; ``source`` may be ``target``)."""
     name = source.name
     if name.endswith(RUN_SUFFIX):
-        write_json_atomic(target, portable_run(read_document(source, RunRecord)))
+        RUN_FORMAT.write(target, portable_run(RUN_FORMAT.read(source)))
         return
     folder = logprob_folder(relative)
     if name.endswith(ROTATIONS_SUFFIX):
         report = read_rotation_report(source)
         report["inputs"] = portable_inputs(report["inputs"], report["task"], folder)
-        write_json_atomic(target, report)
+        ROTATIONS_FORMAT.write(target, report)
         return
     summary = read_score_summary(source)
     summary["inputs"] = portable_inputs(summary["inputs"], summary["task"], folder)

@@ -33,7 +33,6 @@ from olmes.core.records import (
     ModelIdentity,
     ReproducedTask,
     ReproductionReport,
-    read_format,
     read_score_summary,
 )
 from olmes.scoring.agreement import compare_decisions
@@ -131,7 +130,7 @@ def read_record(store: Path, model: str) -> ReproductionReport | None:
     path = reproduction_record_path(store, model)
     if not path.is_file():
         return None
-    record = read_format(path, ReproductionReport, REPRODUCTION_FORMAT, "a maintainer records it again")
+    record = REPRODUCTION_FORMAT.read(path)
     missing = [key for key in RECORD_FIELDS if key not in record]
     if missing:
         raise OlmesError(f"{path}: a reproduction report, not a record (no {', '.join(missing)})")

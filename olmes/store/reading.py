@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from olmes.core.errors import OlmesError
-from olmes.core.records import STORE_FORMAT, ModelRecord, StoreRecord, read_document, read_format
+from olmes.core.records import MODEL_FORMAT, STORE_FORMAT, ModelRecord, StoreRecord
 from olmes.store.blobs import check_host
 from olmes.store.layout import (
     MODEL_RECORD,
@@ -42,11 +42,7 @@ def store_record(root: str | Path) -> StoreRecord:
         raise OlmesError(
             f"{root} is not an olmes results store (no store.json); create one with olmes publish"
         )
-    record = read_document(marker, StoreRecord)
-    if record["format"] != STORE_FORMAT:
-        raise OlmesError(
-            f"{root} is a results store of format {record['format']!r}; this olmes reads {STORE_FORMAT}"
-        )
+    record = STORE_FORMAT.read(marker)
     for host in record.get("logprob_hosts", []):
         check_host(host, str(marker))
     return record
@@ -64,7 +60,7 @@ def read_model_record(root: str | Path, model: str, folder: Path | None = None) 
     """A store model's record; from ``folder`` instead of ``models/<model>`` when given (a model
     folder being built)."""
     path = (folder or model_folder(root, model)) / MODEL_RECORD
-    record = read_format(path, ModelRecord, STORE_FORMAT, "publish the model again with olmes publish")
+    record = MODEL_FORMAT.read(path)
     if record["name"] != model:
         raise OlmesError(f"{path}: the model record of {record['name']!r}, in the folder of {model!r}")
     return record

@@ -21,12 +21,12 @@ import time
 from pathlib import Path
 
 from olmes import __version__
-from olmes.core.atomic import write_json_atomic
 from olmes.core.errors import OlmesError
 from olmes.core.records import REPRODUCTION_FORMAT, ReproductionReport, write_records
+from olmes.logprobs.embedded import SHORT_NAMES
 from olmes.logprobs.identity import model_identity
 from olmes.logprobs.models import prepare
-from olmes.logprobs.options import DTYPE_NAMES, HUB_ID, SHORT_NAMES
+from olmes.logprobs.options import DTYPE_NAMES, HUB_ID
 from olmes.logprobs.runner import hardware, score_file
 from olmes.logprobs.spec import parse_model_spec
 from olmes.store.canonical import canonical_requests
@@ -83,7 +83,7 @@ def reproduce(
         tasks.append(compare_task(task, first, mine, theirs))
     summed = totals(tasks)
     return {
-        "format": REPRODUCTION_FORMAT,
+        "format": REPRODUCTION_FORMAT.tag,
         "model": model,
         "spec": record["spec"],
         "limit": limit,
@@ -155,7 +155,7 @@ def record_reproduction(store: Path, report: ReproductionReport, workdir: Path) 
                 for request_set in report["store_files"][task["task"]]:
                     name = logprob_name(task["task"], request_set)
                     shutil.copyfile(workdir / LOGPROBS / name, staging / name)
-            write_json_atomic(staging / REPRODUCTION_RECORD, report)
+            REPRODUCTION_FORMAT.write(staging / REPRODUCTION_RECORD, report)
             old = final.parent / f".{model}.old-{staging.name.rsplit('-', 1)[-1]}"
             if final.exists():
                 os.rename(final, old)

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from olmes.core.atomic import write_json_atomic, write_text_atomic
+from olmes.core.atomic import write_text_atomic
 from olmes.core.csvtext import csv_text
 from olmes.core.methods import MCF
+from olmes.core.records import FIGURE_FORMAT
 from olmes.tables.results import ModelInfo, ScoreSet, recommended_method, task_name
 from olmes.tables.robustness import letter_bias_data
 
@@ -70,7 +71,7 @@ def write_figure(
     paths = [out / f"{key}.csv", out / f"{key}.json"]
     frame = pd.DataFrame(_csv_rows(rows), columns=columns)
     write_text_atomic(paths[0], frame.to_csv(index=False, lineterminator="\n"))
-    write_json_atomic(paths[1], {"key": key, "description": description, "columns": columns, "rows": rows})
+    FIGURE_FORMAT.write(paths[1], {"key": key, "description": description, "columns": columns, "rows": rows})
     return paths
 
 

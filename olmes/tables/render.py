@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from olmes import __version__
-from olmes.core.atomic import write_json_atomic, write_text_atomic
+from olmes.core.atomic import write_text_atomic
 from olmes.core.csvtext import csv_document, csv_text
+from olmes.core.records import TABLE_FORMAT
 
 DAGGER = "†"
 PARTIAL_MARK = "ᵖ"
@@ -160,6 +161,6 @@ def _latex_header_groups(groups: list[tuple[str, int]]) -> list[str]:
 def write_table(table: Table, out: Path) -> list[Path]:
     paths = [out / f"{table.key}.{ext}" for ext in ("csv", "json", "tex")]
     write_text_atomic(paths[0], table_csv(table))
-    write_json_atomic(paths[1], table_json(table))
+    TABLE_FORMAT.write(paths[1], table_json(table))
     write_text_atomic(paths[2], table_latex(table))
     return paths

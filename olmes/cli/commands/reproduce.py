@@ -64,7 +64,7 @@ def files(args: argparse.Namespace) -> CommandFiles:
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from olmes.core.atomic import write_json_atomic
+    from olmes.core.records import REPRODUCTION_FORMAT
     from olmes.core.resources import cache_dir
     from olmes.store.reading import read_model_record
     from olmes.store.reproduce import fit_problem, record_reproduction, reproduce, summary_lines
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"olmes: reproduce: {args.model} not reproduced here: {problem}", file=sys.stderr)
             return 0
     report = reproduce(args.store, args.model, args.limit, args.workdir, cache_dir(), args.weights)
-    write_json_atomic(args.output, report)
+    REPRODUCTION_FORMAT.write(args.output, report)
     print("\n".join(summary_lines(report)), file=sys.stderr)
     if args.record:
         where = record_reproduction(args.store, report, args.workdir)

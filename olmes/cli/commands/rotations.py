@@ -33,11 +33,11 @@ def files(args: argparse.Namespace) -> CommandFiles:
 
 
 def run(args: argparse.Namespace) -> int:
-    from olmes.core.atomic import write_json_atomic
+    from olmes.core.records import ROTATIONS_FORMAT
     from olmes.scoring.rotations import analyze
 
     report = analyze(args.model_name, args.mcf, args.rotations)
-    write_json_atomic(args.output, report)
+    ROTATIONS_FORMAT.write(args.output, report)
     by_rotation = " ".join(f"{100 * a:.1f}" for a in report["accuracy_by_rotation"])
     print(
         f"{report['task']}: MCF by rotation {by_rotation} (spread {100 * report['spread']:.1f}), consistent "

@@ -1,0 +1,164 @@
+"""The files of ``olmes tables``: its index, each table and figure, and the flags."""
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+from olmes.core.methods import Formulation
+from olmes.core.records.formats import Format
+
+
+class TaskFlag(TypedDict):
+    """A sign that a model x task result went wrong (:func:`olmes.scoring.flags.task_flags`)."""
+
+    code: Literal["below_chance", "one_answer", "near_ties", "nan"]
+    method: str | None  # the method key it concerns
+    message: str
+
+
+class LeaderboardTask(TypedDict):
+    """One model x task of the leaderboard: what its cell shows (``olmes tables``' ``leaderboard``)."""
+
+    score: float | None  # the best-of-two score; None when CF (recommended) or MCF was not scored
+    stderr: float | None  # of the method that decided the score
+    formulation: Formulation | None  # the winner: MCF exactly where dagger
+    dagger: bool
+    partial: bool
+    cf_accuracy: float | None
+    mcf_accuracy: float | None
+    n: int | None  # instances scored; None on a reported row (the paper gives no counts)
+    statistically_tied_with: list[str]  # model names: the paired bootstrap's ties with its neighbours
+    method: str | None  # the deciding method's key
+    chance: float | None  # accuracy of guessing uniformly on the instances scored; None on a reported row
+    flags: list[TaskFlag]  # those of the score's two formulations (recommended CF and MCF)
+
+
+RowKind = Literal["evaluated", "reported"]
+"""A leaderboard row scored here from per-instance predictions, or copied from a paper (no stderr, no
+predictions, never statistically tied with anything)."""
+
+
+class LeaderboardRow(TypedDict):
+    """One model of the leaderboard, in rank order (the ``leaderboard`` table's records)."""
+
+    rank: int | None  # None: no average (a task missing or partial)
+    model: str
+    display_name: str
+    partial: bool
+    average: float | None  # Table 4's
+    average_stderr: float | None
+    tasks: dict[str, LeaderboardTask | None]  # every task of the tables; None where not scored
+    # only in a leaderboard built with reported rows (olmes tables --reported):
+    kind: NotRequired[RowKind]
+    source: NotRequired[str]  # who produced the numbers: this pipeline, or the paper that printed them
+
+
+class TableInput(TypedDict):
+    model: str
+    task: str
+    path: str
+    sha256: str
+    partial: bool
+
+
+class RobustnessInput(TypedDict):
+    result: list[str]  # (model, task, kind)
+    path: str
+    sha256: str
+
+
+class ReportedInput(TypedDict):
+    """The paper data a leaderboard's reported rows were copied from (``olmes tables --reported``)."""
+
+    source: str
+    url: str
+    table: str  # the file of olmes/tables/paper_data/
+    sha256: str
+
+
+class TablesIndex(TypedDict):
+    """``<tables>/index.json`` (``olmes tables``): every file written and every input, by SHA-256."""
+
+    format: str  # TABLES_INDEX_FORMAT's tag
+    olmes_version: str
+    files: list[str]
+    models: list[dict[str, Any]]  # the models' display records (olmes.tables.results.ModelInfo), in order
+    tasks: list[str]
+    bootstrap: dict[str, int]  # resamples, seed
+    inputs: list[TableInput]
+    robustness_inputs: list[RobustnessInput]
+    reported: NotRequired[ReportedInput]  # only with reported rows (olmes tables --reported)
+
+
+class TableGroup(TypedDict):
+    """Rows of a table shown together: the leaderboard's partial runs, a paper layout's model family."""
+
+    label: str | None  # None: the table's first, unlabelled group
+    rows: list[list[str]]  # the cells as shown
+
+
+class TableLayout(TypedDict):
+    """A table of ``olmes tables`` as shown (``<tables>/<key>.json``, less its records): header, rows
+    in groups, and ``values``, the number behind each shown cell (what a page sorts by)."""
+
+    key: str
+    title: str
+    caption: str
+    header: list[str]
+    rows: list[list[str]]  # every group's rows, in order
+    groups: list[TableGroup]
+    values: list[list[float | None]]  # parallel to ``rows``
+    text_columns: int  # leading columns of text (names); the others are numbers
+    header_groups: list[list[str | int]] | None  # (label, columns spanned) above the header in LaTeX
+
+
+class TableDocument(TableLayout):
+    """``<tables>/<key>.json``: a table and its structured records (each table its own fields)."""
+
+    format: str  # TABLE_FORMAT's tag
+    records: list[dict[str, Any]]
+
+
+class LeaderboardTable(TableLayout):
+    """``<tables>/leaderboard.json``: the leaderboard, its records checked field by field."""
+
+    format: str  # TABLE_FORMAT's tag
+    records: list[LeaderboardRow]
+
+
+class FigureDocument(TypedDict):
+    """``<tables>/<key>.json`` of a figure (:mod:`olmes.tables.figures`): its data, a row per point."""
+
+    format: str  # FIGURE_FORMAT's tag
+    key: str
+    description: str
+    columns: list[str]
+    rows: list[dict[str, Any]]
+
+
+class ModelTaskFlag(TaskFlag):
+    """A flag of ``<tables>/flags.json``: whose result it concerns, and the flag."""
+
+    model: str
+    task: str
+
+
+class FlagsDocument(TypedDict):
+    """``<tables>/flags.json`` (``olmes tables``): every flag of every model x task."""
+
+    format: str  # FLAGS_FORMAT's tag
+    flags: list[ModelTaskFlag]
+
+
+def _tagged(document: dict[str, Any]) -> dict[str, Any]:
+    """/1 -> /2: the file names its format (files of the tables before olmes.tables-index/2 did not)."""
+    return document
+
+
+def _tables_format(name: str, kind: type) -> Format:
+    return Format(name, kind, made_by="re-run olmes tables", upgrades=(_tagged,), unversioned=True)
+
+
+TABLES_INDEX_FORMAT = _tables_format("olmes.tables-index", TablesIndex)
+TABLE_FORMAT = _tables_format("olmes.table", TableDocument)
+LEADERBOARD_FORMAT = _tables_format("olmes.table", LeaderboardTable)  # the table whose records are checked
+FIGURE_FORMAT = _tables_format("olmes.figure", FigureDocument)
+FLAGS_FORMAT = _tables_format("olmes.flags", FlagsDocument)

@@ -1,0 +1,212 @@
+"""Versioned formats: real files of every earlier version (tests/data/formats, written by earlier
+commits) read through their upgrades; newer versions and other formats refused in one line; the
+writers tag what they write; ``olmes upgrade`` rewrites a store's documents and changes nothing else."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from olmes.cli.main import main
+from olmes.core.errors import OlmesError
+from olmes.core.records import (
+    DOCUMENT_FORMATS,
+    FIGURE_FORMAT,
+    FLAGS_FORMAT,
+    LOGPROB_FORMAT,
+    MODEL_FORMAT,
+    PREDICTION_FORMAT,
+    REPRODUCTION_FORMAT,
+    REQUESTS_FORMAT,
+    ROTATIONS_FORMAT,
+    RUN_FORMAT,
+    SCORES_FORMAT,
+    SITE_MANIFEST_FORMAT,
+    STORE_FORMAT,
+    TABLE_FORMAT,
+    TABLES_INDEX_FORMAT,
+    Format,
+    read_records,
+    write_records,
+)
+from olmes.requests.build import build_requests
+
+REPO = Path(__file__).resolve().parent.parent
+OLD = REPO / "tests" / "data" / "formats"
+
+EARLIER_FILES = [
+    ("olmes.scores-1.boolq.json", SCORES_FORMAT, 1),
+    ("olmes.scores-2.boolq.json", SCORES_FORMAT, 2),
+    ("olmes.run-1.e8a588a.json", RUN_FORMAT, 1),
+    ("olmes.run-1.21af53b.json", RUN_FORMAT, 1),
+    ("olmes.model-1.e8a588a.json", MODEL_FORMAT, 1),
+    ("olmes.model-1.21af53b.json", MODEL_FORMAT, 1),
+    ("olmes.store-1.json", STORE_FORMAT, 1),
+    ("olmes.rotations-1.json", ROTATIONS_FORMAT, 1),
+    ("olmes.reproduction-2.json", REPRODUCTION_FORMAT, 2),
+    ("olmes.tables-index-1.json", TABLES_INDEX_FORMAT, 1),
+    ("olmes.table-1.bpb.json", TABLE_FORMAT, 1),
+    ("olmes.figure-1.json", FIGURE_FORMAT, 1),
+    ("olmes.flags-1.json", FLAGS_FORMAT, 1),
+    ("olmes.site-manifest-1.json", SITE_MANIFEST_FORMAT, 1),
+]
+
+
+@pytest.mark.parametrize(("name", "form", "version"), EARLIER_FILES, ids=[name for name, *_ in EARLIER_FILES])
+def test_a_file_of_each_earlier_version_reads_as_the_current_record(name, form: Format, version) -> None:
+    document = json.loads((OLD / name).read_text(encoding="utf-8"))
+    assert form.version_of(document, name) == version
+    record = form.read(OLD / name)
+    assert next(iter(record)) == "format" and record["format"] == form.tag
+    kept = {key: value for key, value in document.items() if key not in ("format", "schema", "olmes")}
+    assert set(kept) <= set(record)  # an upgrade adds and renames; it drops only what it names
+
+
+def test_the_earlier_score_summaries_upgrade_their_runs_and_drop_the_repeated_score() -> None:
+    old = json.loads((OLD / "olmes.scores-1.boolq.json").read_text(encoding="utf-8"))
+    summary = SCORES_FORMAT.read(OLD / "olmes.scores-1.boolq.json")
+    assert "olmes" not in summary and "schema" not in summary and old["olmes"] == summary["best_of_two"]
+    assert (
+        summary["methods"] == old["methods"]
+        and summary["inputs"]["cf"]["sha256"] == old["inputs"]["cf"]["sha256"]
+    )
+    for entry in summary["inputs"].values():
+        assert entry["run"]["format"] == RUN_FORMAT.tag and entry["run"]["hardware"] == "not recorded"
+
+
+def test_a_run_record_before_hardware_says_not_recorded_in_its_place() -> None:
+    run = RUN_FORMAT.read(OLD / "olmes.run-1.e8a588a.json")
+    keys = list(run)
+    assert run["hardware"] == "not recorded" and keys.index("hardware") == keys.index("device") + 1
+
+
+def test_a_repeated_score_that_is_not_the_best_of_two_is_refused(tmp_path) -> None:
+    document = json.loads((OLD / "olmes.scores-1.boolq.json").read_text(encoding="utf-8"))
+    path = tmp_path / "boolq.scores.json"
+    path.write_text(json.dumps({**document, "olmes": {**document["olmes"], "score": 0.99}}))
+    with pytest.raises(OlmesError, match=r"\(olmes\.scores/1\): its olmes field is not its best_of_two"):
+        SCORES_FORMAT.read(path)
+
+
+@pytest.mark.parametrize("form", DOCUMENT_FORMATS, ids=[form.name for form in DOCUMENT_FORMATS])
+def test_a_newer_version_is_refused_naming_both(tmp_path, form: Format) -> None:
+    path = tmp_path / "newer.json"
+    path.write_text(json.dumps({"format": f"{form.name}/{form.version + 1}"}))
+    message = rf"newer\.json: {form.name}/{form.version + 1} is newer than this olmes reads \({form.tag}\)"
+    with pytest.raises(OlmesError, match=message):
+        form.read(path)
+
+
+def test_another_format_is_refused_with_what_makes_one(tmp_path) -> None:
+    with pytest.raises(OlmesError, match=r"not a ScoreSummary \(olmes\.scores/3\); run olmes score"):
+        SCORES_FORMAT.read(OLD / "olmes.rotations-1.json")
+    with pytest.raises(OlmesError, match=r"not a ModelRecord \(olmes\.model/2\)"):
+        MODEL_FORMAT.read(OLD / "olmes.run-1.21af53b.json")
+
+
+def test_an_earlier_file_that_is_not_its_record_says_which_version_and_what_to_do(tmp_path) -> None:
+    path = tmp_path / "bpb.json"
+    table = json.loads((OLD / "olmes.table-1.bpb.json").read_text(encoding="utf-8"))
+    path.write_text(json.dumps({key: value for key, value in table.items() if key != "values"}))
+    with pytest.raises(
+        OlmesError, match=r"field 'values' is missing \(a olmes\.table/1 file\); re-run olmes tables"
+    ):
+        TABLE_FORMAT.read(path)
+
+
+def test_writers_tag_first_check_and_write_nothing_wrong(tmp_path) -> None:
+    record = RUN_FORMAT.read(OLD / "olmes.run-1.21af53b.json")
+    path = tmp_path / "x.run.json"
+    RUN_FORMAT.write(path, {key: value for key, value in record.items() if key != "format"})
+    written = json.loads(path.read_text(encoding="utf-8"))
+    assert next(iter(written)) == "format" and written == record and RUN_FORMAT.is_current(path)
+    with pytest.raises(OlmesError, match="field 'num_requests' of this RunRecord is not int"):
+        RUN_FORMAT.write(tmp_path / "bad.run.json", {**record, "num_requests": "many"})
+    assert not (tmp_path / "bad.run.json").exists()
+
+
+def test_parquet_files_carry_their_format_in_the_schema_metadata(tmp_path) -> None:
+    assert LOGPROB_FORMAT.check_file(OLD / "olmes.logprobs-1.parquet") == 1
+    assert PREDICTION_FORMAT.check_file(OLD / "olmes.predictions-1.parquet") == 1
+    frame = pd.read_parquet(OLD / "olmes.logprobs-1.parquet")
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    for tag, message in (
+        (b"olmes.logprobs/3", r"olmes\.logprobs/3 is newer than this olmes reads \(olmes\.logprobs/2\)"),
+        (b"olmes.predictions/2", r"a Parquet file of 'olmes\.predictions/2', not olmes\.logprobs/2"),
+    ):
+        path = tmp_path / "x.parquet"
+        pq.write_table(table.replace_schema_metadata({b"olmes.format": tag}), path)
+        with pytest.raises(OlmesError, match=message):
+            LOGPROB_FORMAT.check_file(path)
+    pq.write_table(table.replace_schema_metadata(LOGPROB_FORMAT.metadata()), path)
+    assert LOGPROB_FORMAT.check_file(path) == 2
+
+
+def test_the_engine_and_the_scorer_write_the_current_parquet_versions(tmp_path) -> None:
+    from olmes.logprobs.runner import write_parquet
+    from olmes.scoring.predictions import read_predictions_file, write_predictions
+
+    rows = build_requests("piqa", "cf", limit=1)
+    write_parquet(tmp_path / "l.parquet", rows, [(-1.0, 2, False)] * len(rows))
+    assert LOGPROB_FORMAT.check_file(tmp_path / "l.parquet") == LOGPROB_FORMAT.version
+    predictions = read_predictions_file(OLD / "olmes.predictions-1.parquet")
+    write_predictions(predictions, tmp_path / "p.parquet")
+    assert PREDICTION_FORMAT.check_file(tmp_path / "p.parquet") == PREDICTION_FORMAT.version
+    assert read_predictions_file(tmp_path / "p.parquet").equals(predictions)
+
+
+def test_a_request_file_may_name_its_format_in_a_first_line(tmp_path) -> None:
+    rows = build_requests("piqa", "cf", limit=1)
+    path = tmp_path / "r.jsonl"
+    write_records(rows, path)
+    plain = path.read_bytes()
+    path.write_bytes(b'{"format": "olmes.requests/1"}\n' + plain)
+    assert read_records(path, REQUESTS_FORMAT) == rows
+    path.write_bytes(b'{"format": "olmes.requests/2"}\n' + plain)
+    with pytest.raises(
+        OlmesError, match=r"olmes\.requests/2 is newer than this olmes reads \(olmes\.requests/1\)"
+    ):
+        read_records(path, REQUESTS_FORMAT)
+
+
+def _store_copy(tmp_path: Path) -> Path:
+    store = tmp_path / "store"
+    shutil.copytree(REPO / "leaderboard", store)
+    return store
+
+
+def test_olmes_upgrade_rewrites_each_earlier_document_once_and_no_other_file(tmp_path, capsys) -> None:
+    store = _store_copy(tmp_path)
+    before = {path: path.read_bytes() for path in store.rglob("*") if path.is_file()}
+    assert main(["upgrade", str(store)]) == 0
+    said = capsys.readouterr().err
+    changed = {path for path, data in before.items() if path.read_bytes() != data}
+    assert changed and all(path.suffix == ".json" for path in changed)
+    assert {path.name for path in changed} >= {"model.json", "boolq.scores.json", "boolq.cf.parquet.run.json"}
+    assert "olmes.scores/2 -> /3" in said and "olmes.run/1 -> /2" in said and "olmes.model/1 -> /2" in said
+    for path in changed:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        form = next(form for form in DOCUMENT_FORMATS if document["format"].startswith(form.name + "/"))
+        assert form.is_current(path)
+    again = {path: path.read_bytes() for path in store.rglob("*") if path.is_file()}
+    assert main(["upgrade", str(store)]) == 0
+    assert "nothing written" in capsys.readouterr().err
+    assert all(path.read_bytes() == data for path, data in again.items())
+
+
+@pytest.mark.slow
+def test_an_upgraded_store_verifies_clean_and_makes_the_same_tables(tmp_path) -> None:
+    store = _store_copy(tmp_path)
+    assert main(["tables", "--store", str(store), "--out", str(tmp_path / "before")]) == 0
+    assert main(["upgrade", str(store)]) == 0
+    assert main(["verify", str(store)]) == 0
+    assert main(["tables", "--store", str(store), "--out", str(tmp_path / "after")]) == 0
+    for path in sorted((tmp_path / "before").glob("*")):
+        if path.name != "index.json":  # it holds each summary's SHA-256, and the summaries were rewritten
+            assert path.read_bytes() == (tmp_path / "after" / path.name).read_bytes(), path.name
