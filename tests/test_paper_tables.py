@@ -19,8 +19,7 @@ from olmes.core.records import SCORES_FORMAT
 from olmes.core.tasks import TASKS
 from olmes.scoring.predictions import NEAR_TIE_NATS
 from olmes.scoring.statistics import olmes_result, standard_error
-from olmes.tables import paper as tables
-from olmes.tables import paper_check, paper_layouts, render, results
+from olmes.tables import build, paper_check, paper_layouts, render, results, score_tables
 from olmes.tables.reported import PAPER_DATA, paper_table
 from tests.helpers import write_model_files
 
@@ -119,7 +118,7 @@ def displayed(table: render.Table) -> dict[str, list[str]]:
 def regenerated() -> dict[str, render.Table]:
     scores = paper_scores(TABLE4_MODELS)
     built = paper_layouts.cf_mcf_tables(scores) + paper_layouts.normalization_layout_tables(scores)
-    built += tables.table8(scores)
+    built += score_tables.table8(scores)
     return {table.key: table for table in built}
 
 
@@ -207,10 +206,10 @@ def test_tables_10_to_12_cells_and_rows_over_models(regenerated, number):
 
 
 def test_layout_keys_are_unique_and_built_in_order():
-    assert len(set(tables.TABLE_KEYS)) == len(tables.TABLE_KEYS)
+    assert len(set(build.TABLE_KEYS)) == len(build.TABLE_KEYS)
     for key in (*paper_layouts.CF_MCF_TABLE_KEYS, *paper_layouts.NORMALIZATION_LAYOUT_KEYS, "cf_accuracy"):
-        assert key in tables.TABLE_KEYS
-    assert tables.TABLE_KEYS.index("table6_cf_mcf") < tables.TABLE_KEYS.index("table9_olmes_normalization")
+        assert key in build.TABLE_KEYS
+    assert build.TABLE_KEYS.index("table6_cf_mcf") < build.TABLE_KEYS.index("table9_olmes_normalization")
 
 
 def test_latex_of_a_layout_has_the_task_row():

@@ -21,8 +21,7 @@ from olmes.scoring.flags import chance_accuracy
 from olmes.scoring.predictions import NEAR_TIE_NATS
 from olmes.scoring.statistics import olmes_result
 from olmes.site import inputs
-from olmes.tables import bootstrap, figures, render, results
-from olmes.tables import paper as tables
+from olmes.tables import bootstrap, build, figures, leaderboard, render, results, score_tables
 from olmes.tables.digest import PredictionDigest
 from tests.helpers import compile_latex, write_model_files
 
@@ -74,7 +73,7 @@ def test_table3_win_rates_count_every_tied_winner_and_diff_oracle():
     boolq = [
         fake_summary(m, "boolq", {"cf_none": 0.7, "cf_token": 0.6, "cf_char": 0.6}) for m in ("m1", "m2")
     ]
-    table = tables.table3(make_scores(arc + boolq))
+    table = score_tables.table3(make_scores(arc + boolq))
     record = table.records[0]
     assert record["wins"] == {"none": 1, "token": 2, "char": 2, "pmi": 2}
     assert record["diff_oracle"] == pytest.approx((0.2 + 0.0 + 0.0) / 3)
@@ -90,7 +89,7 @@ def test_table3_win_rates_count_every_tied_winner_and_diff_oracle():
 
 def test_table3_counts_partial_models():
     summaries = [fake_summary("m1", "piqa", {"cf_none": 0.5, "cf_token": 0.6, "cf_char": 0.7}, partial=True)]
-    rows = {row[0]: row[1:] for row in shown(tables.table3(make_scores(summaries)).rows)}
+    rows = {row[0]: row[1:] for row in shown(score_tables.table3(make_scores(summaries)).rows)}
     assert rows["Models"] == [f"1 (1{render.PARTIAL_MARK})"]
 
 
@@ -106,9 +105,9 @@ def test_table4_daggers_average_and_partial_runs():
     summaries[3] = fake_summary("full", "csqa", cf_mcf(0.5, 0.8, "csqa"))  # MCF wins on CSQA
     summaries += ten_tasks("limited", 0.6, 0.4, partial_task="boolq")
     summaries += [fake_summary("subset", "piqa", cf_mcf(0.6, 0.4, "piqa"))]
-    table = tables.table4(make_scores(summaries))
+    table = score_tables.table4(make_scores(summaries))
     (_, complete), (label, partial) = table.groups
-    assert label == tables.PARTIAL_GROUP
+    assert label == results.PARTIAL_GROUP
     full_row, subset_row = shown(complete)
     partial = shown(partial)
     assert full_row[table.header.index("CommonsenseQA")] == "80.0" + render.DAGGER
@@ -137,7 +136,7 @@ def test_tables_6_and_7_with_max_averages():
     summaries = ten_tasks("a", 0.6, 0.4)
     summaries[0] = fake_summary("a", "arc_challenge", cf_mcf(0.3, 0.9, "arc_challenge"))
     scores = make_scores(summaries)
-    cf, mcf = tables.cf_accuracy_table(scores), tables.mcf_accuracy_table(scores)
+    cf, mcf = score_tables.cf_accuracy_table(scores), score_tables.mcf_accuracy_table(scores)
     assert cf.header[-2:] == ["Average", "Max average"]
     (cf_row,), (mcf_row,) = shown(cf.rows), shown(mcf.rows)
     assert cf_row[1] == "30.0" and mcf_row[1] == "90.0"
@@ -147,7 +146,7 @@ def test_tables_6_and_7_with_max_averages():
 
 
 def test_table8_mmlu_macro_and_micro():
-    (table,) = tables.table8(make_scores([fake_summary("a", "mmlu", {"cf_char": 0.5, "mcf": 0.6})]))
+    (table,) = score_tables.table8(make_scores([fake_summary("a", "mmlu", {"cf_char": 0.5, "mcf": 0.6})]))
     assert table.key == "table8_mmlu"
     assert table.header[1:5] == ["MCF macro", "MCF micro", "CF macro", "CF micro"]  # the paper's order
     assert shown(table.rows) == [["a", "60.0", "59.0", "50.0", "49.0", "2", "100"]]
@@ -156,7 +155,7 @@ def test_table8_mmlu_macro_and_micro():
 
 def test_one_table_per_normalization():
     summaries = [fake_summary("a", "boolq", {"cf_none": 0.7, "cf_token": 0.6, "cf_char": 0.5})]
-    nine, ten, eleven, twelve = tables.normalization_tables(make_scores(summaries))
+    nine, ten, eleven, twelve = score_tables.normalization_tables(make_scores(summaries))
     keys = [f"normalization_{norm}" for norm in ("none", "token", "char", "pmi")]
     assert [t.key for t in (nine, ten, eleven, twelve)] == keys
     assert [shown(table.rows)[0][1] for table in (nine, eleven, twelve)] == ["70.0", "50.0", render.MISSING]
@@ -164,7 +163,9 @@ def test_one_table_per_normalization():
 
 
 def test_near_ties_table_shows_cf_and_mcf_counts():
-    table = tables.near_ties_table(make_scores([fake_summary("a", "boolq", {"cf_none": 0.7, "mcf": 0.5})]))
+    table = score_tables.near_ties_table(
+        make_scores([fake_summary("a", "boolq", {"cf_none": 0.7, "mcf": 0.5})])
+    )
     assert shown(table.rows) == [["a", "2 / 2"]]
 
 
@@ -195,7 +196,7 @@ def test_leaderboard_ranks_ties_chance_and_flags():
         {"model": "a", "task": "piqa", "code": "near_ties", "method": "cf_none", "message": "not CF char"},
         {"model": "a", "task": "boolq", "code": "nan", "method": "mcf", "message": "another task"},
     ]
-    table = tables.leaderboard_table(scores, tables.table4(scores), boot, flags)
+    table = leaderboard.leaderboard_table(scores, score_tables.table4(scores), boot, flags)
     rows = table.records
     # complete models by average (equal ones by display name), then those without one (by the mean
     # of the scores they have), then partial runs
@@ -224,7 +225,7 @@ def test_leaderboard_ranks_ties_chance_and_flags():
     assert missing["n"] == 100 and missing["chance"] == pytest.approx(0.4375)
     assert p["partial"] and p["average"] is None and p["tasks"]["boolq"]["partial"]
     (_, ranked), (label, partial) = table.groups
-    assert label == tables.PARTIAL_GROUP
+    assert label == results.PARTIAL_GROUP
     assert shown(partial)[0][:3] == ["Partial (partial)", render.MISSING, render.MISSING]
     header = table.header
     expected = [["Beta", "1"], ["Alpha", "2"], ["Bravo", "3"], ["Echo", "4"], ["C", "—"], ["D", "—"]]
@@ -236,11 +237,11 @@ def test_leaderboard_ranks_ties_chance_and_flags():
 
 
 def test_the_site_reads_the_tables_the_builders_declare(tmp_path):
-    assert tables.TABLE_KEYS[-1] == "leaderboard" and len(set(tables.TABLE_KEYS)) == len(tables.TABLE_KEYS)
-    assert inputs.TABLE_KEYS is tables.TABLE_KEYS and inputs.FIGURE_KEYS is figures.FIGURE_KEYS
+    assert build.TABLE_KEYS[-1] == "leaderboard" and len(set(build.TABLE_KEYS)) == len(build.TABLE_KEYS)
+    assert inputs.TABLE_KEYS is build.TABLE_KEYS and inputs.FIGURE_KEYS is figures.FIGURE_KEYS
     scores = results.load_scores(write_model_files(tmp_path, "m", 0.7), None)
-    built = [table.key for table in tables.all_tables(scores, resamples=10)]
-    assert tuple(built) == tables.TABLE_KEYS
+    built = [table.key for table in build.all_tables(scores, resamples=10)]
+    assert tuple(built) == build.TABLE_KEYS
 
 
 TASKS_INDEX = {task: position for position, task in enumerate(TASKS)}

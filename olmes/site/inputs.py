@@ -38,8 +38,8 @@ from olmes.core.records import (
     read_format,
 )
 from olmes.core.resources import file_sha256
+from olmes.tables.build import TABLE_KEYS, build_tables, robustness_inputs
 from olmes.tables.figures import FIGURE_KEYS
-from olmes.tables.paper import TABLE_KEYS, build_tables, robustness_inputs
 from olmes.tables.results import ModelInfo, ScoreSet, load_scores
 
 Table = TypeVar("Table", TableDocument, LeaderboardTable)
@@ -70,7 +70,7 @@ def load_site_scores(
 ):
     """Summaries (ordered and named by the models file, else by the tables' index) and the tables.
 
-    Without ``tables_dir`` the tables are built with ``olmes.tables.paper.build_tables`` into ``scratch``
+    Without ``tables_dir`` the tables are built with ``olmes.tables.build.build_tables`` into ``scratch``
     (the site's downloads folder), exactly as ``olmes tables`` would write them.
     """
     scores = load_scores(score_paths, models_file)

@@ -24,8 +24,8 @@ from olmes.site.pages import SiteData, SiteModel
 from olmes.site.svg import static_svg
 from olmes.site.task_view import SubjectColumn, SubjectRow, subject_table, subjects
 from olmes.site.writer import SiteWriter
-from olmes.tables.paper import table8_key
 from olmes.tables.results import PARTIAL_GROUP
+from olmes.tables.score_tables import table8_key
 
 TABLE_OPEN_ROWS = 50
 """A longer table (the leaderboard, a per-model table) shows this many rows until the reader unfolds it:

@@ -750,7 +750,7 @@ def _percent(value: float | None) -> str:
 def model_averages(store: Path) -> dict[str, float | None]:
     """Each store model's OLMES average (Table 4's Average column; None unless every task is there),
     by display name."""
-    from olmes.tables.paper import table4
+    from olmes.tables.score_tables import table4
 
     table = table4(load_scores(score_paths(store), model_infos(store)))
     return {record["display_name"]: record["Average"] for record in table.records}

@@ -20,23 +20,19 @@ used by Table 3 too.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from olmes.core.methods import CF, MCF, NORMALIZATIONS, cf_method
 from olmes.core.records import ScoreSummary
 from olmes.core.tasks import TASKS
-from olmes.tables.render import MISSING, PARTIAL_MARK, Cell, Table, percent, percent_cell, text_cell
+from olmes.tables.model_grid import Column, model_table
+from olmes.tables.render import MISSING, Cell, Table, percent_cell, text_cell
 from olmes.tables.results import (
-    PARTIAL_GROUP,
-    PARTIAL_NOTE,
     ScoreSet,
     best_of_two_score,
     method_accuracy,
     recommended_method,
-    task_name,
-    task_short_name,
 )
 
 # -- the paper's layout (data) ---------------------------------------------------------------------
@@ -131,18 +127,6 @@ def _best_label(norms: list[str]) -> str:
 # -- one table in a paper layout -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Column:
-    """One column of a layout: one quantity of one task. ``value`` reads it from the task's summary;
-    ``show`` writes it (percent by default)."""
-
-    task: str
-    field: str  # its key in the JSON records
-    label: str  # its header under the task's name
-    value: Callable[[ScoreSummary], float | list[str] | None]
-    show: Callable[[float | list[str] | None], str] = percent
-
-
 def _accuracy(method_of: Callable[[str], str]) -> Callable[[ScoreSummary], float | None]:
     return lambda summary: method_accuracy(summary, method_of(summary["task"]))
 
@@ -173,55 +157,12 @@ def layout_table(
 ) -> Table:
     """Rows = models (complete group first, then partial runs), columns = ``columns`` in the given
     order under their task's name, then the ``averages`` (called only for models complete on every
-    task). ``summary_rows`` (label, cells, record) close the table as a group of their own."""
-    averages = averages or {}
-    complete_rows, partial_rows, records = [], [], []
-    for info in scores.models:
-        summaries = {column.task: scores.get(info.name, column.task) for column in columns}
-        if all(summary is None for summary in summaries.values()):
-            continue
-        partial = scores.model_is_partial(info.name)
-        row = [text_cell(info.display_name + (" (partial)" if partial else ""))]
-        record = {"model": info.name, "display_name": info.display_name, "partial": partial, "tasks": {}}
-        for column in columns:
-            summary = summaries[column.task]
-            value = None if summary is None else column.value(summary)
-            mark = PARTIAL_MARK if summary is not None and summary["partial"] and value is not None else ""
-            row.append(Cell(None if isinstance(value, list) else value, column.show(value) + mark))
-            record["tasks"].setdefault(column.task, {})[column.field] = value
-        complete = scores.complete_on_all_tasks(info.name)
-        record["averages"] = {}
-        for label, average in averages.items():
-            value = average(info.name) if complete else None
-            row.append(percent_cell(value))
-            record["averages"][label] = value
-        (partial_rows if partial else complete_rows).append(row)
-        records.append(record)
-    groups = [(None, complete_rows)] if complete_rows else []
-    if partial_rows:
-        groups.append((PARTIAL_GROUP, partial_rows))
-    if summary_rows:
-        groups.append((None, [cells for _, cells, _ in summary_rows]))
-        records += [{"summary": label, **record} for label, _, record in summary_rows]
-    header = ["Model"] + [f"{task_name(c.task)} {c.label}" for c in columns] + list(averages)
-    latex = ["Model"] + [c.label for c in columns] + list(averages)
-    header_groups = [("", 1)] + _spans([task_short_name(c.task) for c in columns])
-    header_groups += [("Average", len(averages))] if averages else []
-    return Table(
-        key, title, caption + " " + PARTIAL_NOTE, header, groups, records,
-        latex_header=latex, header_groups=header_groups,
+    task), in each record under ``averages`` (:func:`~olmes.tables.model_grid.model_table`).
+    ``summary_rows`` (label, cells, record) close the table as a group of their own."""
+    return model_table(
+        scores, key, title, caption, columns, averages,
+        averages_key="averages", summary_rows=summary_rows, header_groups=True,
     )  # fmt: skip
-
-
-def _spans(labels: list[str]) -> list[tuple[str, int]]:
-    """Consecutive equal labels as (label, count): the task names spanning their columns."""
-    spans: list[tuple[str, int]] = []
-    for label in labels:
-        if spans and spans[-1][0] == label:
-            spans[-1] = (label, spans[-1][1] + 1)
-        else:
-            spans.append((label, 1))
-    return spans
 
 
 # -- the tables --------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from olmes.core.atomic import write_text_atomic
 from olmes.core.outputs import CommandFiles, check_own_folder, named
 from olmes.store import publish as store
 from olmes.tables.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
-from olmes.tables.paper import build_tables
+from olmes.tables.build import build_tables
 from olmes.tables.results import load_scores
 
 NAME = "tables"

@@ -1,0 +1,138 @@
+"""The one loop of the tables with a row per model: rows = models (complete group first, then partial
+runs), columns = per-task quantities in a given order, then averages over the tasks.
+
+Both kinds of such tables use it: the score tables (:mod:`olmes.tables.score_tables`, one column per
+task, a :class:`TaskCell`) and the paper's layouts (:mod:`olmes.tables.paper_layouts`, several
+columns per task, a :class:`Column` each).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from olmes.core.records import ScoreSummary
+from olmes.tables.render import MISSING, PARTIAL_MARK, Cell, Table, percent, percent_cell, text_cell
+from olmes.tables.results import PARTIAL_GROUP, PARTIAL_NOTE, ScoreSet, task_name, task_short_name
+
+CellFn = Callable[[dict], tuple[float | None, str, dict]]
+"""summary -> (value, display text, record fields) for one model x task cell."""
+
+
+@dataclass(frozen=True)
+class TaskCell:
+    """The one column of a task in a score table: ``cell`` gives its value, text and record fields;
+    its record is ``{"value", "partial", **fields}``, none where the model has no summary."""
+
+    task: str
+    cell: CellFn
+
+    @property
+    def header(self) -> str:
+        return task_name(self.task)
+
+    @property
+    def latex(self) -> str:
+        return task_short_name(self.task)
+
+    def show(self, summary: ScoreSummary | None) -> tuple[Cell, dict | None]:
+        value, text, fields = self.cell(summary) if summary is not None else (None, MISSING, {})
+        marked = summary is not None and summary["partial"] and text != MISSING
+        record = None if summary is None else {"value": value, "partial": summary["partial"], **fields}
+        return Cell(value, text + (PARTIAL_MARK if marked else "")), record
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a layout: one quantity of one task. ``value`` reads it from the task's summary;
+    ``show`` writes it (percent by default)."""
+
+    task: str
+    field: str  # its key in the JSON records
+    label: str  # its header under the task's name
+    value: Callable[[ScoreSummary], float | list[str] | None]
+    show_value: Callable[[float | list[str] | None], str] = percent
+
+    @property
+    def header(self) -> str:
+        return f"{task_name(self.task)} {self.label}"
+
+    @property
+    def latex(self) -> str:
+        return self.label
+
+    def show(self, summary: ScoreSummary | None) -> tuple[Cell, dict | None]:
+        value = None if summary is None else self.value(summary)
+        mark = PARTIAL_MARK if summary is not None and summary["partial"] and value is not None else ""
+        cell = Cell(None if isinstance(value, list) else value, self.show_value(value) + mark)
+        return cell, {self.field: value}
+
+
+def model_table(
+    scores: ScoreSet,
+    key: str,
+    title: str,
+    caption: str,
+    columns: list[TaskCell] | list[Column],
+    averages: dict[str, Callable[[str], float | None]] | None = None,
+    *,
+    average_cell: Callable[[float | None], Cell] = percent_cell,
+    averages_key: str | None = None,
+    summary_rows: list[tuple[str, list[Cell], dict]] = (),
+    header_groups: bool = False,
+) -> Table:
+    """Rows = models (complete group first, then partial runs), columns = ``columns`` in the given
+    order, then the ``averages`` (each a function of the model, called only for models complete on
+    every task; otherwise the column shows "—"). A model's record holds each column's fields under
+    its task (``tasks``) and the averages under ``averages_key`` (by label at the top of the record
+    where it is None). ``summary_rows`` (label, cells, record) close the table as a group of their
+    own; ``header_groups`` spans each task's name over its columns in LaTeX."""
+    averages = averages or {}
+    complete_rows, partial_rows, records = [], [], []
+    for info in scores.models:
+        summaries = {column.task: scores.get(info.name, column.task) for column in columns}
+        if all(summary is None for summary in summaries.values()):
+            continue
+        partial = scores.model_is_partial(info.name)
+        row = [text_cell(info.display_name + (" (partial)" if partial else ""))]
+        record = {"model": info.name, "display_name": info.display_name, "partial": partial, "tasks": {}}
+        for column in columns:
+            cell, fields = column.show(summaries[column.task])
+            row.append(cell)
+            if fields is not None:
+                record["tasks"].setdefault(column.task, {}).update(fields)
+        complete = scores.complete_on_all_tasks(info.name)
+        written = record if averages_key is None else record.setdefault(averages_key, {})
+        for label, average in averages.items():
+            value = average(info.name) if complete else None
+            row.append(average_cell(value))
+            written[label] = value
+        (partial_rows if partial else complete_rows).append(row)
+        records.append(record)
+    groups = [(None, complete_rows)] if complete_rows else []
+    if partial_rows:
+        groups.append((PARTIAL_GROUP, partial_rows))
+    if summary_rows:
+        groups.append((None, [cells for _, cells, _ in summary_rows]))
+        records += [{"summary": label, **record} for label, _, record in summary_rows]
+    header = ["Model"] + [column.header for column in columns] + list(averages)
+    latex = ["Model"] + [column.latex for column in columns] + list(averages)
+    spans = None
+    if header_groups:
+        spans = [("", 1)] + _spans([task_short_name(column.task) for column in columns])
+        spans += [("Average", len(averages))] if averages else []
+    return Table(
+        key, title, caption + " " + PARTIAL_NOTE, header, groups, records,
+        latex_header=latex, header_groups=spans,
+    )  # fmt: skip
+
+
+def _spans(labels: list[str]) -> list[tuple[str, int]]:
+    """Consecutive equal labels as (label, count): the task names spanning their columns."""
+    spans: list[tuple[str, int]] = []
+    for label in labels:
+        if spans and spans[-1][0] == label:
+            spans[-1] = (label, spans[-1][1] + 1)
+        else:
+            spans.append((label, 1))
+    return spans
