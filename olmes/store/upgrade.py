@@ -71,9 +71,7 @@ class Upgrade:
     def summary(self) -> str:
         if not self.rewritten:
             return f"{self.documents} document(s), all already in this olmes's formats; nothing written"
-        done = ", ".join(
-            f"{tag} -> /{_current(tag)}: {count}" for tag, count in sorted(self.rewritten.items())
-        )
+        done = ", ".join(f"{_change(tag)}: {count}" for tag, count in sorted(self.rewritten.items()))
         return f"{sum(self.rewritten.values())} of {self.documents} document(s) rewritten ({done})"
 
 
@@ -145,5 +143,9 @@ def _with_identity(root: Path, model: str, record: ModelRecord) -> ModelRecord:
     return upgraded  # type: ignore[return-value]
 
 
-def _current(tag: str) -> int:
-    return CURRENT[tag.rpartition("/")[0]]
+def _change(tag: str) -> str:
+    """``olmes.scores/2 -> /3``; a current version rewritten for what it holds (a rotations report's
+    run records, the portable form) is ``olmes.rotations/1 (contents)``."""
+    name, _, version = tag.rpartition("/")
+    current = CURRENT[name]
+    return f"{tag} -> /{current}" if int(version) != current else f"{tag} (contents)"
