@@ -17,7 +17,7 @@ import torch
 from transformers import AutoTokenizer
 
 from olmes.logprobs import engine
-from olmes.logprobs.models import resolve
+from olmes.logprobs.resolve import resolve
 from olmes.requests.build import build_requests
 
 

@@ -34,12 +34,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from olmes import store as store_api
+from olmes.core.identities import qualified_name
 from olmes.core.records import read_run_record, write_run_record, write_score_summary
 from olmes.core.resources import file_sha256
-from olmes.logprobs.identity import qualified_name
 from olmes.scoring.predictions import write_predictions
 from olmes.scoring.score import score_task
-from olmes.store import publish as store_api
+from olmes.store.publish import publish
 from olmes.tables.results import ModelInfo
 
 SCRAMBLED_SETS = ("cf", "mcf")  # the request sets whose log-probs depend on which choice is which
@@ -127,7 +128,7 @@ def _make_and_publish(args: tuple) -> str:
     real_store, base, number, seed, shares, out, tasks = args
     with tempfile.TemporaryDirectory(dir=out.parent) as work:
         name = make_model(real_store, base, number, seed, shares, Path(work), tasks)
-        store_api.publish(Path(work), out, [name])
+        publish(Path(work), out, [name])
     return name
 
 

@@ -12,9 +12,9 @@ import argparse
 import resource
 import time
 
+from olmes import store
 from olmes.logprobs.engine import build_trie, encode_requests
 from olmes.logprobs.models import prepare
-from olmes.store import publish as store
 
 
 def main() -> None:

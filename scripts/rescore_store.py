@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from olmes import store
 from olmes.cli.main import main as olmes
 from olmes.core.errors import OlmesError
-from olmes.store import publish as store
 from olmes.store.blobs import model_logprob_file
 from olmes.tables.results import ModelInfo
 

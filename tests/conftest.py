@@ -102,11 +102,11 @@ def isolated_caches(tmp_path_factory, request, monkeypatch):
 def built(tmp_path_factory):
     """A store holding model M1 on tests.test_store.TASK, log-prob files in the model folder, as
     publish leaves it (copy it before changing it)."""
-    from olmes.store import publish as store
+    from olmes.store.publish import publish
     from tests.helpers import make_results
 
     root = tmp_path_factory.mktemp("built")
-    store.publish(make_results(root / "results", "M1"), root / "leaderboard", logprobs="in-store")
+    publish(make_results(root / "results", "M1"), root / "leaderboard", logprobs="in-store")
     return root / "leaderboard"
 
 

@@ -15,11 +15,11 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from olmes import store
 from olmes.cli.main import main
 from olmes.core.records import LOGPROB_SCORED, write_records, write_run_record
 from olmes.core.tasks import get_task
 from olmes.requests.build import request_sets
-from olmes.store import publish as store
 
 CACHE_VARIABLES = (
     "XDG_CACHE_HOME", "HF_HOME", "HF_HUB_CACHE", "HF_DATASETS_CACHE", "HF_MODULES_CACHE", "PIP_CACHE_DIR",

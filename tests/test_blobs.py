@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from olmes import store
 from olmes.core.errors import OlmesError
 from olmes.store import blobs
-from olmes.store import publish as store
+from olmes.store import publish as publishing
 from tests.helpers import SETS, TASK, make_results, make_robustness, olmes
 
 LIMIT = 7
@@ -211,7 +212,7 @@ def test_an_interrupted_publish_leaves_no_new_blobs(results, tmp_path, monkeypat
     leaderboard = tmp_path / "store"
     assert publish_from(results[0], leaderboard, "--logprobs", "in-store")[0] == 0
     before = files_of(leaderboard)
-    original, written = store._copy, []
+    original, written = publishing._copy, []
 
     def copy_then_stop(source, target):
         if target.parent.name == blobs.BLOBS:
@@ -220,9 +221,9 @@ def test_an_interrupted_publish_leaves_no_new_blobs(results, tmp_path, monkeypat
             written.append(target)
         original(source, target)
 
-    monkeypatch.setattr(store, "_copy", copy_then_stop)
+    monkeypatch.setattr(publishing, "_copy", copy_then_stop)
     with pytest.raises(KeyboardInterrupt):
-        store.publish(results[0], leaderboard, allow_partial=True, replace=True)
+        publishing.publish(results[0], leaderboard, allow_partial=True, replace=True)
     assert len(written) == 2 and all(not path.exists() for path in written)
     assert files_of(leaderboard) == before and not list((leaderboard / blobs.BLOBS).iterdir())
 

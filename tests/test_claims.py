@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 
 from olmes.core.errors import OlmesError
-from olmes.store import publish as store
 from olmes.store.claims import name_key
+from olmes.store.publish import publish
 from olmes.store.verify import verify_store
 from tests.helpers import TASK, make_results
 
@@ -42,7 +42,7 @@ def results_of(root: Path, model: str = MODEL, display: str = DISPLAY, seed: int
 @pytest.fixture(scope="module")
 def published(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("claims")
-    store.publish(results_of(root / "results"), root / "leaderboard", logprobs="in-store")
+    publish(results_of(root / "results"), root / "leaderboard", logprobs="in-store")
     return root / "leaderboard"
 
 
@@ -207,10 +207,10 @@ def test_publish_refuses_a_name_that_reads_as_another(published, tmp_path) -> No
     shutil.copytree(published, leaderboard)
     other = results_of(tmp_path / "other", MODEL.lower(), "SmolLM2 instruct Q4_1 GGUF, second", seed=1)
     with pytest.raises(OlmesError, match=f"its name reads as that of model '{MODEL}'"):
-        store.publish(other, leaderboard, logprobs="in-store")
+        publish(other, leaderboard, logprobs="in-store")
     look = results_of(tmp_path / "look", "SmolLM2-B", DISPLAY.replace("a", "\u0430"), seed=2)
     with pytest.raises(OlmesError, match="its display name .* reads as that of model"):
-        store.publish(look, leaderboard, logprobs="in-store")
+        publish(look, leaderboard, logprobs="in-store")
     assert sorted(p.name for p in (leaderboard / "models").iterdir()) == [MODEL]
 
 

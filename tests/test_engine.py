@@ -13,8 +13,10 @@ from olmes.cli.main import main
 from olmes.core.numerics import within_tolerance
 from olmes.logprobs import engine
 from olmes.logprobs.cache import LogprobCache, request_key
-from olmes.logprobs.models import LoadedModel, ResolvedModel, expects_bos, load
+from olmes.logprobs.models import LoadedModel, expects_bos, load
+from olmes.logprobs.resolve import ResolvedModel
 from olmes.logprobs.runner import score_file
+from olmes.logprobs.spec import ModelSpec
 from olmes.requests.build import build_requests
 from tests.helpers import reference
 from tests.tiny_model import build_tiny_model
@@ -52,7 +54,7 @@ def gemma(llama_dir) -> LoadedModel:
         bos_token_id=tokenizer.bos_token_id,
     )
     model = Gemma3ForCausalLM(config).eval()
-    resolved = ResolvedModel("tiny-gemma", llama_dir, "local", "test:tiny-gemma")
+    resolved = ResolvedModel(ModelSpec("tiny-gemma", "local", llama_dir), llama_dir, "test:tiny-gemma")
     return LoadedModel(resolved, model, tokenizer, torch.float32, torch.device("cpu"), tokenizer.bos_token_id)
 
 

@@ -24,9 +24,10 @@ import numpy as np
 import pytest
 import yaml
 
+from olmes import store
 from olmes.cli.main import main
 from olmes.core.resources import file_sha256
-from olmes.store import publish as store
+from olmes.store import publish as publishing
 from olmes.store.verify import verify_store
 from olmes.tables import digest as digests
 from tests import helpers
@@ -97,7 +98,7 @@ def test_two_publishes_of_one_model_forced_to_overlap_end_as_one_after_the_other
     root = tmp_path / "store"
     arrivals: queue.Queue = queue.Queue()
     release = threading.Event()
-    model_record, lock_waiting = store._model_record, getattr(store, "_lock_waiting", None)
+    model_record, lock_waiting = publishing._model_record, getattr(publishing, "_lock_waiting", None)
 
     def pausing(*args):  # after the store was read, before the model folder is written
         arrivals.put(("paused", threading.current_thread().name))
@@ -109,13 +110,13 @@ def test_two_publishes_of_one_model_forced_to_overlap_end_as_one_after_the_other
         if lock_waiting is not None:
             lock_waiting(*args)
 
-    monkeypatch.setattr(store, "_model_record", pausing)
-    monkeypatch.setattr(store, "_lock_waiting", waiting, raising=False)
+    monkeypatch.setattr(publishing, "_model_record", pausing)
+    monkeypatch.setattr(publishing, "_lock_waiting", waiting, raising=False)
     errors = {}
 
     def run(origin: Path, **options) -> None:
         try:
-            store.publish(origin, root, **options)
+            publishing.publish(origin, root, **options)
         except BaseException as error:  # noqa: BLE001 - reported by the assertion below
             errors[threading.current_thread().name] = error
 
@@ -130,8 +131,8 @@ def test_two_publishes_of_one_model_forced_to_overlap_end_as_one_after_the_other
     b.join(300)
     assert not errors, errors
     serial = tmp_path / "serial"
-    store.publish(first, serial)
-    store.publish(second, serial, allow_partial=True)
+    publishing.publish(first, serial)
+    publishing.publish(second, serial, allow_partial=True)
     assert snapshot(root) == snapshot(serial)
     assert sorted(store.read_model_record(root, MODEL)["tasks"]) == ["arc_easy", TASK]
     found = verify_store(root)
@@ -152,7 +153,7 @@ def test_a_killed_publish_leaves_the_store_as_it_was_and_the_next_one_cleans_up(
     first = make_results(tmp_path / "first", MODEL, seed=0)
     second = make_results(tmp_path / "second", MODEL, seed=1)
     root = tmp_path / "store"
-    store.publish(first, root, logprobs="in-store")
+    publishing.publish(first, root, logprobs="in-store")
     before = snapshot(root)
     done = subprocess.run([sys.executable, "-c", _KILLED, str(second), str(root)], cwd=REPO, timeout=300)
     assert done.returncode == -signal.SIGKILL
@@ -166,7 +167,7 @@ def test_a_killed_publish_leaves_the_store_as_it_was_and_the_next_one_cleans_up(
     assert any(".publish.lock" in line and "no longer runs" in line for line in lines)
     assert store.model_names(root) == [MODEL]  # nor a model for the tables and the site
     capsys.readouterr()
-    store.publish(second, root, replace=True, logprobs="in-store")
+    publishing.publish(second, root, replace=True, logprobs="in-store")
     err = capsys.readouterr().err.splitlines()
     assert any("which no longer runs; taking the lock over" in line for line in err), err
     assert any(f"removed {root / 'models' / left}, left by an interrupted publish" in line for line in err)
@@ -182,7 +183,7 @@ def test_a_lock_held_by_a_running_publish_or_another_host_is_waited_for_then_ref
 
     monkeypatch.setattr(lock, "WAIT_S", 0.5)
     root = tmp_path / "store"
-    store.publish(make_results(tmp_path / "results", MODEL), root)
+    publishing.publish(make_results(tmp_path / "results", MODEL), root)
     before = snapshot(root)
     again = str(tmp_path / "results")
     holders = [
@@ -209,7 +210,7 @@ def test_a_model_left_swapped_out_is_named_by_verify_and_put_back_by_the_next_pu
     found = problems(leaderboard)
     assert len(found) == 1 and f"{models / MODEL}: missing: an interrupted publish left it" in found[0]
     other = make_results(leaderboard.parent / "other", "M2", seed=2)
-    store.publish(other, leaderboard, logprobs="in-store")
+    publishing.publish(other, leaderboard, logprobs="in-store")
     assert f"put {models / MODEL} back" in capsys.readouterr().err
     assert {k: v for k, v in snapshot(leaderboard).items() if "M2" not in k} == before
     assert problems(leaderboard) == []
@@ -218,7 +219,7 @@ def test_a_model_left_swapped_out_is_named_by_verify_and_put_back_by_the_next_pu
 def test_without_an_atomic_exchange_an_interrupted_swap_puts_the_old_folder_back(leaderboard, monkeypatch):
     before = snapshot(leaderboard)
     second = make_results(leaderboard.parent / "second", MODEL, seed=1)
-    monkeypatch.setattr(store, "_exchange", lambda first, second: False)
+    monkeypatch.setattr(publishing, "_exchange", lambda first, second: False)
     rename = os.rename
 
     def interrupted(source, target):
@@ -226,9 +227,9 @@ def test_without_an_atomic_exchange_an_interrupted_swap_puts_the_old_folder_back
             raise KeyboardInterrupt  # between renaming the old folder aside and the new one in
         rename(source, target)
 
-    monkeypatch.setattr(store.os, "rename", interrupted)
+    monkeypatch.setattr(publishing.os, "rename", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        store.publish(second, leaderboard, replace=True, logprobs="in-store")
+        publishing.publish(second, leaderboard, replace=True, logprobs="in-store")
     monkeypatch.undo()
     assert snapshot(leaderboard) == before
     assert [p.name for p in (leaderboard / "models").iterdir()] == [MODEL]
@@ -344,7 +345,7 @@ def test_a_symbolic_link_anywhere_in_the_store_is_a_problem(leaderboard, tmp_pat
 
 def test_a_blob_linked_elsewhere_is_a_problem(tmp_path):
     root = tmp_path / "store"
-    store.publish(make_results(tmp_path / "results", MODEL), root)  # log-probs to blobs/
+    publishing.publish(make_results(tmp_path / "results", MODEL), root)  # log-probs to blobs/
     blob = sorted((root / "blobs").glob("*.parquet"))[0]
     outside = tmp_path / blob.name
     shutil.move(blob, outside)

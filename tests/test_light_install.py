@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from olmes import store
 from olmes.cli.extras import extra_modules, extra_providing
-from olmes.store import publish as store
 
 pytestmark = pytest.mark.slow  # a fresh venv
 

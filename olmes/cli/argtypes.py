@@ -51,9 +51,9 @@ def add_scores_argument(parser: argparse.ArgumentParser) -> None:
 def store_score_paths(store: Path) -> list[Path]:
     """What ``--store`` gives the tables and the site: its models' score folders; one line (about the
     store, not ``--scores``) when it has none."""
-    from olmes.store import publish
+    from olmes.store import score_paths
 
-    paths = publish.score_paths(store)
+    paths = score_paths(store)
     if not paths:
         raise OlmesError(
             f"results store {store} has no published results yet; publish some first "

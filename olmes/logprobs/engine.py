@@ -39,6 +39,7 @@ from tqdm import tqdm
 
 from olmes.core.errors import OlmesError
 from olmes.logprobs.architectures import TREE
+from olmes.logprobs.contract import ScoringModel
 from olmes.logprobs.options import DEFAULT_MAX_BATCH_TOKENS
 from olmes.logprobs.placement import ModelDims, gpu_chunk_tokens
 
@@ -47,7 +48,7 @@ MAX_INPUT_TOKENS = 2048
 GROW_AFTER = 16  # calls in a row that must succeed before a chunk halved by out-of-memory doubles again
 
 
-def default_max_batch_tokens(lm) -> int:
+def default_max_batch_tokens(lm: ScoringModel) -> int:
     """Tokens per chunk when none is asked for. On a CPU the matmuls are compute-bound already at 512
     tokens, and the tree attention over a chunk grows with its square: measured on 2 cores, SmolLM2-135M
     does 482 tok/s at 512, 316 at 2048, 246 at 4096 (Gemma 3 270M: 286, 216). On a GPU, the most that
@@ -371,14 +372,15 @@ def _run_chunks(total: int, sizer: _ChunkSize, plan, forward, device: torch.devi
 
 @torch.inference_mode()
 def score(
-    lm,
+    lm: ScoringModel,
     pairs: Sequence[tuple[str, str]],
     max_batch_tokens: int | None = None,
     on_done: Callable[[np.ndarray, Scores], None] | None = None,
     progress: bool = False,
 ) -> Scores:
-    """Score (context, continuation) pairs with a loaded model (see :mod:`olmes.logprobs.models`),
-    on its scoring path (``lm.scoring_path``: :mod:`olmes.logprobs.architectures`).
+    """Score (context, continuation) pairs with a loaded model (the contract:
+    :class:`olmes.logprobs.contract.ScoringModel`; olmes's own: :mod:`olmes.logprobs.models`), on
+    its scoring path (``lm.scoring_path``: :mod:`olmes.logprobs.architectures`).
 
     ``max_batch_tokens`` None: the device's default (:func:`default_max_batch_tokens`).
     ``on_done(indices, scores)`` is called as requests complete (the arrays of ``scores`` are
@@ -409,7 +411,7 @@ def score(
     return scores
 
 
-def _score_tree(lm, trie: Trie, node, target, tally: _Tally, sizer: _ChunkSize) -> None:
+def _score_tree(lm: ScoringModel, trie: Trie, node, target, tally: _Tally, sizer: _ChunkSize) -> None:
     """The tree path: trie nodes in consecutive preorder chunks, the root path's keys/values cached."""
     path = _PathCache(int(trie.depth.max(initial=0)) + 1)
     on_device = _DeviceTrie(trie, lm.device)
@@ -423,7 +425,7 @@ def _score_tree(lm, trie: Trie, node, target, tally: _Tally, sizer: _ChunkSize) 
     _run_chunks(trie.size, sizer, lambda start, size: min(start + size, trie.size), forward, lm.device)
 
 
-def _forward_chunk(lm, trie: Trie, on_device: _DeviceTrie, path: _PathCache, *chunk):
+def _forward_chunk(lm: ScoringModel, trie: Trie, on_device: _DeviceTrie, path: _PathCache, *chunk):
     """Forward trie nodes [start, stop) (``chunk``: start, stop, window, node, target); return the
     chunk's item log-probs and greedy flags and the range of score items they belong to."""
     start, stop, window, node, target = chunk
@@ -469,7 +471,9 @@ def _pick(logits: torch.Tensor, rows: np.ndarray, targets: np.ndarray) -> tuple[
     return logprobs.double().cpu().numpy(), greedy.cpu().numpy()
 
 
-def _score_leaves(lm, encoded, trie: Trie, node, target, owner, tally: _Tally, sizer: _ChunkSize) -> None:
+def _score_leaves(
+    lm: ScoringModel, encoded, trie: Trie, node, target, owner, tally: _Tally, sizer: _ChunkSize
+) -> None:
     """The safe path: each needed leaf of the trie forwarded whole (plain causal attention, right-
     padded batches of leaves of similar length), each request read off the leaf that extends it.
 

@@ -11,9 +11,8 @@ from the files themselves:
 - a Hugging Face folder or hub model: ``config.json`` (``quantization_config``), its weight files,
   and the hub id.
 
-A fact no file states is ``"unknown"``, never a guess. :func:`qualified_name` is the display-name
-scheme (``<name> <tuning> <quantization> <format>``, each word only where known and not already in
-the name) and :func:`identity_facts` what the pages list.
+A fact no file states is ``"unknown"``, never a guess. How an identity is shown (the display-name
+scheme, the facts the pages list) is :mod:`olmes.core.identities`.
 """
 
 from __future__ import annotations
@@ -23,31 +22,25 @@ import mmap
 import re
 import struct
 from collections import Counter
-from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
 from olmes.core.errors import OlmesError
+from olmes.core.identities import NOT_QUANTIZED, UNKNOWN
 from olmes.core.records import ModelIdentity, Tuning
-from olmes.logprobs.spec import parse_model_spec
+from olmes.logprobs.embedded import pinned
+from olmes.logprobs.model_files import SOURCE_FILE
 
-UNKNOWN = "unknown"
-NOT_QUANTIZED = "none"
 INSTRUCT_WORDS = frozenset({"instruct", "it", "chat", "sft", "dpo", "rlhf"})
 BASE_WORDS = frozenset({"base", "pt"})
-SMOLLM2_GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-_SOURCE_FILE = "olmes-source.json"  # written by olmes.logprobs.models.convert_gguf
 
 
-def _pinned() -> dict[str, dict[str, str]]:
-    """What olmes records of the embedded GGUF files, by SHA-256: the release each was made from
-    (their metadata leaves it out; Gemma's does not say it is the base model)."""
-    from olmes.logprobs.models import GEMMA3_270M_GGUF_SHA256
-
-    return {
-        SMOLLM2_GGUF_SHA256: {"original": "HuggingFaceTB/SmolLM2-135M-Instruct", "tuning": "instruct"},
-        GEMMA3_270M_GGUF_SHA256: {"original": "google/gemma-3-270m", "tuning": "base"},
-    }
+def _pinned(sha256: str) -> dict[str, str]:
+    """What olmes records of an embedded GGUF file, by its SHA-256 (:mod:`olmes.logprobs.embedded`):
+    the release it was made from (their metadata leaves it out; Gemma's does not say it is the base
+    model)."""
+    model = pinned(sha256)
+    return {} if model is None else {"original": model.original, "tuning": model.tuning}
 
 
 def _identity(
@@ -65,22 +58,22 @@ def _identity(
 
 @cache
 def model_identity(resolved, dtype) -> ModelIdentity:
-    """The identity of a resolved model spec (:class:`olmes.logprobs.models.ResolvedModel`) computed
+    """The identity of a resolved model spec (:class:`olmes.logprobs.resolve.ResolvedModel`) computed
     in ``dtype``: what the run record carries. Read once per process: a job's every run record (one per
     request file) carries the same."""
     compute_dtype = str(dtype).removeprefix("torch.")
     gguf = _gguf_file(resolved)
     if gguf is not None:
         return gguf_identity(gguf, compute_dtype, resolved.content_id.removeprefix("gguf-sha256:"))
-    hub_id = parse_model_spec(resolved.spec).repo_id if resolved.kind == "hub" else None
+    hub_id = resolved.model_spec.repo_id if resolved.kind == "hub" else None
     return hf_identity(resolved.path, compute_dtype, hub_id)
 
 
 def _gguf_file(resolved) -> Path | None:
     """The GGUF file a spec's weights were converted from, or None for a Hugging Face model."""
     if resolved.kind == "gguf":
-        return Path(resolved.spec).expanduser()
-    source = Path(resolved.path) / _SOURCE_FILE
+        return resolved.model_spec.path
+    source = Path(resolved.path) / SOURCE_FILE
     if not source.is_file():
         return None
     path = Path(json.loads(source.read_text(encoding="utf-8"))["gguf"])
@@ -96,12 +89,16 @@ def gguf_identity(path: Path, compute_dtype: str, sha256: str | None = None) -> 
     """A GGUF file's identity; with its ``sha256``, olmes's record of a pinned file (the embedded
     models) fills in what the metadata leaves unknown."""
     facts = _gguf_facts(path)
-    pinned = _pinned().get(sha256 or "", {})
-    for key, value in pinned.items():
+    recorded = _pinned(sha256 or "")
+    for key, value in recorded.items():
         if facts[key] not in (UNKNOWN, value):
             raise OlmesError(f"{path}: its metadata says {key} {facts[key]!r}, olmes's record {value!r}")
-    if pinned and any(facts[key] == UNKNOWN for key in pinned):
-        facts = {**facts, **pinned, "evidence": f"{facts['evidence']}; olmes's record of this file (SHA-256)"}
+    if recorded and any(facts[key] == UNKNOWN for key in recorded):
+        facts = {
+            **facts,
+            **recorded,
+            "evidence": f"{facts['evidence']}; olmes's record of this file (SHA-256)",
+        }
     return _identity(
         facts["original"],
         facts["tuning"],
@@ -260,12 +257,6 @@ def _hf_quantization(config) -> str:
     return f"{method} {bits}-bit" if bits else method
 
 
-def recorded_identity(runs: Iterable[dict | None]) -> ModelIdentity | None:
-    """The identity the first of these run records that has one carries (None when none does: results
-    made before identities were recorded)."""
-    return next((run["identity"] for run in runs if run is not None and "identity" in run), None)
-
-
 def tuning_from_names(names) -> Tuning:
     """instruct or base where the names say it (and only one of them), else unknown."""
     words = {word for name in names if isinstance(name, str) for word in _words(name)}
@@ -277,64 +268,3 @@ def tuning_from_names(names) -> Tuning:
 
 def _words(text: str) -> list[str]:
     return [word for word in re.split(r"[^a-z0-9]+", text.lower()) if word]
-
-
-# -- how the pages say it ------------------------------------------------------------------------------
-
-
-def qualifiers(identity: ModelIdentity) -> list[str]:
-    """What a display name must say so that it cannot read as a full-precision original: the
-    tuning where known, the quantization where there is one, GGUF for a GGUF file."""
-    words = [identity["tuning"]] if identity["tuning"] != UNKNOWN else []
-    if identity["quantization"] not in (NOT_QUANTIZED, UNKNOWN):
-        words.append(identity["quantization"])
-    if identity["weight_format"] == "gguf":
-        words.append("GGUF")
-    return words
-
-
-def missing_qualifiers(display_name: str, identity: ModelIdentity) -> list[str]:
-    """The :func:`qualifiers` ``display_name`` does not contain (as a whole word, any case)."""
-    lowered = display_name.lower()
-    return [
-        word
-        for word in qualifiers(identity)
-        if not re.search(rf"(?<![a-z0-9]){re.escape(word.lower())}(?![a-z0-9])", lowered)
-    ]
-
-
-def qualified_name(name: str, identity: ModelIdentity) -> str:
-    """The display-name scheme: ``name`` followed by the qualifiers it lacks
-    (``SmolLM2-135M instruct Q4_1 GGUF``)."""
-    return " ".join([name, *missing_qualifiers(name, identity)])
-
-
-def identity_facts(identity: ModelIdentity) -> list[tuple[str, str]]:
-    """(label, value) of each fact, as the model pages and tooltips list them."""
-    quantized = identity["quantization"] not in (NOT_QUANTIZED, UNKNOWN)
-    compute = identity["compute_dtype"] + (" (dequantized for compute)" if quantized else "")
-    return [
-        ("tuning", identity["tuning"]),
-        ("weights", identity["weight_format"]),
-        ("quantization", identity["quantization"]),
-        ("compute dtype", compute),
-        ("original", identity["original"]),
-        ("read from", identity["evidence"]),
-    ]
-
-
-def identity_line(identity: ModelIdentity | None) -> str:
-    """The facts in one line, the original left out (a leaderboard row, a tooltip):
-    ``instruct · GGUF weights, Q4_1 · computed in float32 (dequantized)``."""
-    if identity is None:
-        return "model identity not recorded"
-    quantization = identity["quantization"]
-    quantized = quantization not in (NOT_QUANTIZED, UNKNOWN)
-    weights = (
-        identity["weight_format"].replace("gguf", "GGUF")
-        + " weights, "
-        + (quantization if quantized else f"quantization {quantization}")
-    )
-    tuning = identity["tuning"] if identity["tuning"] != UNKNOWN else "tuning unknown"
-    compute = f"computed in {identity['compute_dtype']}" + (" (dequantized)" if quantized else "")
-    return " · ".join([tuning, weights, compute])

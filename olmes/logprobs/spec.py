@@ -1,15 +1,16 @@
 """Model specs (what ``olmes logprobs --model`` takes), classified without torch or transformers.
 
 A spec is one of
-- ``short-name``: an embedded default model (:data:`olmes.logprobs.options.SHORT_NAMES`);
+- ``short-name``: an embedded default model (:data:`olmes.logprobs.embedded.SHORT_NAMES`);
 - ``gguf``: a ``.gguf`` file, which must be there;
 - ``local``: a local Hugging Face folder (with ``config.json``): a spec that starts with /, ./, ../
   or ~, or names a folder here;
 - ``hub``: a Hugging Face hub id, ``org/name[@revision]``, checked only when it is fetched.
 
-This is the one place that tells them apart: :func:`olmes.logprobs.models.resolve` (which fetches and
-loads), the config check (which must not: a light install has no torch) and the workflow's rerun key
-all parse here. Relative paths are from the current folder.
+This is the one place that tells them apart: :func:`olmes.logprobs.resolve.resolve` (which fetches),
+the config check (which must not: a light install has no torch) and the workflow's rerun key all
+parse here, once per process: what comes after takes the parsed :class:`ModelSpec` (a
+:class:`olmes.logprobs.resolve.ResolvedModel` carries it). Relative paths are from the current folder.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from pathlib import Path
 from typing import Literal
 
 from olmes.core.errors import OlmesError
-from olmes.logprobs.options import HUB_ID, SHORT_NAMES
+from olmes.logprobs.embedded import SHORT_NAMES
+from olmes.logprobs.options import HUB_ID
 
 SpecKind = Literal["short-name", "gguf", "local", "hub"]
 LOCAL_PREFIXES = ("/", "./", "../", "~")  # a spec starting so is a path, never a hub id
@@ -34,6 +36,11 @@ class ModelSpec:
     path: Path | None = None  # a gguf or local spec's file or folder, ~ expanded
     repo_id: str | None = None  # a hub spec's org/name
     revision: str | None = None  # a hub spec's @revision; None: the default branch
+
+    @property
+    def local(self) -> bool:
+        """Whether its weights resolve without the hub: an embedded model, or a file or folder here."""
+        return self.kind != "hub"
 
 
 def parse_model_spec(text: str) -> ModelSpec:
@@ -53,6 +60,11 @@ def parse_model_spec(text: str) -> ModelSpec:
         repo_id, _, revision = text.partition("@")
         return ModelSpec(text, "hub", repo_id=repo_id, revision=revision or None)
     raise OlmesError(_not_a_spec(text, path))
+
+
+def as_model_spec(spec: ModelSpec | str) -> ModelSpec:
+    """``spec`` parsed, when it is not already: the entry points take either, and parse a text once."""
+    return spec if isinstance(spec, ModelSpec) else parse_model_spec(spec)
 
 
 def _relative(path: Path) -> str:

@@ -28,6 +28,7 @@ from olmes import __version__
 from olmes.core import numerics
 from olmes.core.atomic import atomic_dir
 from olmes.core.errors import OlmesError
+from olmes.core.identities import identity_line
 from olmes.core.methods import METHODS
 from olmes.core.outputs import check_own_folder
 from olmes.core.records import (
@@ -39,7 +40,6 @@ from olmes.core.records import (
     read_format,
 )
 from olmes.core.tasks import TASKS
-from olmes.logprobs.identity import identity_line
 from olmes.scoring.predictions import NEAR_TIE_NATS
 from olmes.site import charts, registry
 from olmes.site.downloads import leaderboard_csv, leaderboard_json

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+from olmes.core.identities import identity_facts
 from olmes.core.methods import MCF, METHODS
 from olmes.core.records import LeaderboardTask, ModelIdentity, ScoreSummary
 from olmes.core.tasks import TASKS
-from olmes.logprobs.identity import identity_facts
 from olmes.site.pages import MethodRow, SiteData, SiteModel, method_rows
 
 RUN_HEADLINE = (

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from olmes import __version__
 from olmes.core.errors import OlmesError
+from olmes.core.identities import missing_qualifiers, qualified_name, recorded_identity
 from olmes.core.records import ModelIdentity, read_run_record, read_score_summary
 from olmes.core.resources import file_sha256
 from olmes.core.tasks import STANDARD_VARIANT
-from olmes.logprobs.identity import missing_qualifiers, qualified_name, recorded_identity
 from olmes.scoring.rotations import ROTATIONS_KIND, read_rotation_report
 from olmes.store.blobs import logprob_file
 from olmes.store.canonical import canonical_sha256, task_files

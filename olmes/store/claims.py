@@ -28,8 +28,8 @@ import unicodedata
 from pathlib import Path
 
 from olmes.core.errors import OlmesError
+from olmes.core.identities import recorded_identity
 from olmes.core.records import ModelIdentity, ModelRecord, RunRecord, ScoreSummary, StoredTask, StoreRecord
-from olmes.logprobs.identity import recorded_identity
 from olmes.store.checks import display_name_problem, run_cost
 from olmes.store.layout import MODEL_NAME
 from olmes.store.portable import portable_spec

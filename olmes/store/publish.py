@@ -35,7 +35,7 @@ from olmes.core.records import STORE_FORMAT, ModelRecord
 from olmes.core.resources import file_sha256
 from olmes.core.tasks import TASKS
 from olmes.store.blobs import LAYOUTS, blob_path, ignore_blobs
-from olmes.store.canonical import canonical_requests, task_files
+from olmes.store.canonical import task_files
 from olmes.store.checks import (
     Checked,
     CheckedRobustness,
@@ -64,32 +64,9 @@ from olmes.store.layout import (
 )
 from olmes.store.lock import describe, is_leftover, staging_model, store_lock
 from olmes.store.portable import is_provenance, portable_spec, write_portable
-from olmes.store.reading import (
-    check_store,
-    is_store,
-    model_infos,
-    model_names,
-    read_model_record,
-    score_paths,
-    task_paths,
-)
+from olmes.store.reading import check_store, is_store, read_model_record
 from olmes.store.sources import Source, sources
 from olmes.store.verify import verify_model
-
-# What callers reach as olmes.store.publish.<name>: the workflow (workflow/rules/common.smk), the
-# CLI's tables, site and fetch-logprobs commands, scripts/ and benchmarks/ read the store through it.
-__all__ = [
-    "MODEL_RECORD",
-    "canonical_requests",
-    "check_store",
-    "is_store",
-    "model_infos",
-    "model_names",
-    "publish",
-    "read_model_record",
-    "score_paths",
-    "task_paths",
-]
 
 
 def publish(

@@ -17,10 +17,10 @@ import pandas as pd
 import yaml
 
 from olmes.core.errors import OlmesError
+from olmes.core.identities import recorded_identity
 from olmes.core.records import ModelIdentity, RotationsReport, ScoreSummary, read_score_summary
 from olmes.core.resources import file_sha256
 from olmes.core.tasks import STANDARD_VARIANT, TASKS
-from olmes.logprobs.identity import recorded_identity
 from olmes.scoring.predictions import read_predictions_file
 from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX, read_rotation_report
 from olmes.tables.digest import PredictionDigest, digest_of, read_columns

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from olmes.core.outputs import CommandFiles, named
-from olmes.logprobs.options import DTYPE_NAMES, SHORT_NAMES
+from olmes.logprobs.embedded import SHORT_NAMES
+from olmes.logprobs.options import DTYPE_NAMES
 
 NAME = "check-model"
 HELP = "check on ~50 real requests whether the engine's fast (tree) path is exact for a model"

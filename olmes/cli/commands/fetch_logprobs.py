@@ -7,8 +7,8 @@ import functools
 import sys
 from pathlib import Path
 
+from olmes.store import check_store
 from olmes.store.fetch import fetch_logprobs
-from olmes.store.publish import check_store
 
 NAME = "fetch-logprobs"
 HELP = "fetch the store's log-prob files kept outside git (blobs/) from file hosts, checked by SHA-256"

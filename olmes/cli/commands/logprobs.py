@@ -16,8 +16,10 @@ from pathlib import Path
 from olmes.core.errors import OlmesError
 from olmes.core.outputs import CommandFiles, named
 from olmes.core.records import run_record_path
-from olmes.logprobs.options import DEFAULT_MAX_BATCH_TOKENS, DTYPE_NAMES, SHORT_NAMES
+from olmes.logprobs.embedded import SHORT_NAMES
+from olmes.logprobs.options import DEFAULT_MAX_BATCH_TOKENS, DTYPE_NAMES
 from olmes.logprobs.placement import SPLIT_MODES, WEIGHTS_SHARE
+from olmes.logprobs.spec import ModelSpec, as_model_spec
 
 NAME = "logprobs"
 HELP = "score request files with a causal LM: log P(continuation | context) per request, as Parquet"
@@ -116,18 +118,24 @@ def _terminated(signum, _frame) -> None:
     )
 
 
+def model_spec(args: argparse.Namespace) -> ModelSpec:
+    """``--model`` parsed (:mod:`olmes.logprobs.spec`), once for the whole command: the parsed spec
+    replaces the text, and the files check, the plan and the run record all take it."""
+    args.model = as_model_spec(args.model)
+    return args.model
+
+
 def files(args: argparse.Namespace) -> CommandFiles:
     """The request files and a local model are read; each --output and its run record written, their
     folders probed before the model is loaded (a read-only disk is found in a second, not after hours)."""
-    model = Path(args.model).expanduser()
-    local = model.exists()
+    model = model_spec(args).path  # a .gguf file or a local folder; None for an embedded or hub model
     return CommandFiles(
-        reads=[*named("--requests", args.requests), *named("--model", model if local else None)],
+        reads=[*named("--requests", args.requests), *named("--model", model)],
         writes=[
             *named("--output", args.output),
             *named("the run record of --output", [run_record_path(path) for path in args.output]),
         ],
-        read_only=named("--model", model if local and model.is_dir() else None),
+        read_only=named("--model", model if model is not None and model.is_dir() else None),
         probe=True,
     )
 
@@ -150,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
             "file its own --output after it"
         )
     plan = prepare(
-        args.model,
+        model_spec(args),
         args.dtype,
         args.device,
         args.split,

@@ -6,11 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from olmes import __version__
+from olmes import __version__, store
 from olmes.cli.argtypes import add_scores_argument, positive_int, store_score_paths
 from olmes.core.atomic import write_text_atomic
 from olmes.core.outputs import CommandFiles, check_own_folder, named
-from olmes.store import publish as store
 from olmes.tables.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from olmes.tables.build import build_tables
 from olmes.tables.results import load_scores

@@ -321,7 +321,8 @@ class _Model:
 def import_run(folder: Path, target: ImportTarget) -> list[str]:
     """Import a run folder; returns one line per task (and one per disagreeing metric). Everything is
     checked and written into a staging folder first; only a finished import changes the output."""
-    from olmes.logprobs.identity import model_identity, qualified_name
+    from olmes.core.identities import qualified_name
+    from olmes.logprobs.identity import model_identity
     from olmes.logprobs.models import DTYPES, load_tokenizer
 
     checked = check_run(folder, target.data_source)
@@ -754,7 +755,7 @@ def _check_one_model(folder: Path, runs: list[TaskRun]) -> None:
 def _check_spec_is_their_model(metrics: dict, model: _Model) -> None:
     """The model the run names must be the spec's: the spec as written, or the release its identity
     names (a short name's or a GGUF's original). A run that names none contradicts no spec."""
-    from olmes.logprobs.identity import UNKNOWN
+    from olmes.core.identities import UNKNOWN
 
     theirs = _named_model(metrics)
     original = model.identity["original"]
