@@ -18,7 +18,6 @@ from olmes.core.records import REPRODUCTION_FORMAT
 from olmes.store import provenance
 from olmes.store.layout import LOGPROBS, logprob_name, reproduction_folder, reproduction_record_path
 from olmes.store.publish import publish
-from olmes.store.publish import publish
 from olmes.store.reading import model_infos
 from olmes.store.reproduce import fit_problem, record_reproduction
 from olmes.store.verify import verify_store

@@ -24,7 +24,6 @@ from olmes import __version__
 from olmes.core.errors import OlmesError
 from olmes.core.records import REPRODUCTION_FORMAT, ReproductionReport, write_records
 from olmes.logprobs.embedded import SHORT_NAMES
-from olmes.logprobs.embedded import SHORT_NAMES
 from olmes.logprobs.identity import model_identity
 from olmes.logprobs.models import prepare
 from olmes.logprobs.options import DTYPE_NAMES, HUB_ID
