@@ -218,7 +218,7 @@ def test_a_copied_model_folder_beside_a_readme_table_is_problems_not_a_crash(lea
     """The benchmark's case 7 (benchmarks/submission_check.py): a folder copied under a name differing
     only in case, its record still naming the original, with the README's table beside the store. The
     table's check read every model record and stopped verify with one error, its report lost."""
-    from olmes.store.verify import readme_row
+    from olmes.store.readme_table import readme_row
 
     summary = json.loads((leaderboard / "models" / MODEL / "scores" / f"{TASK}.scores.json").read_text())
     row = readme_row(leaderboard, summary)

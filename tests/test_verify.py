@@ -20,7 +20,7 @@ from olmes.cli.main import main
 from olmes.core.resources import file_sha256
 from olmes.scoring.predictions import write_predictions
 from olmes.store.publish import publish
-from olmes.store.verify import readme_row
+from olmes.store.readme_table import readme_row
 from tests.helpers import TASK, make_results
 
 MODEL = "M1"

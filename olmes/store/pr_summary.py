@@ -16,7 +16,9 @@ from olmes.core.tasks import TASKS
 from olmes.scoring.flags import task_flags
 from olmes.store.layout import SCORES, model_folder, summary_name
 from olmes.store.reading import read_model_record
-from olmes.store.verify import Changes, Verification, model_averages, old_model_record
+from olmes.store.readme_table import model_averages
+from olmes.store.revision import Changes, old_model_record
+from olmes.store.verification import Verification
 
 SHOWN_PROBLEMS = 50  # problem lines the summary lists (all are in the job's log)
 

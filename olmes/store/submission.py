@@ -30,7 +30,7 @@ from olmes.store.layout import (
     instances_name,
     is_model_file,
 )
-from olmes.store.verify import README, README_AVERAGES, store_rows
+from olmes.store.readme_table import README, README_AVERAGES, store_rows
 
 PLAIN_FILE = "100644"  # git's mode of a plain, non-executable file
 MODES = {"120000": "a symbolic link", "160000": "a submodule", "100755": "an executable file"}

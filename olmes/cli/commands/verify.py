@@ -10,7 +10,8 @@ from olmes.core.atomic import write_text_atomic
 from olmes.core.outputs import CommandFiles, named
 from olmes.requests.data import SOURCES
 from olmes.store.pr_summary import summary_markdown
-from olmes.store.verify import changes, verify_store
+from olmes.store.revision import changes
+from olmes.store.verify import verify_store
 
 NAME = "verify"
 HELP = "check a results store at rest: hashes, requests, fingerprints, every score recomputed, labels"
