@@ -190,7 +190,10 @@ def test_an_imported_run_publishes_and_verifies_like_any_other(imported, tmp_pat
     assert not found.problems and found.results == len(TASKS_IN_RUN)
     record = json.loads((store / "models" / "Imported" / "model.json").read_text())
     assert record["display_name"] == DISPLAY
-    code, err = olmes("site", "--store", str(store), "--out", str(tmp_path / "site"))
+    tables = tmp_path / "tables"
+    code, err = olmes("tables", "--store", str(store), "--out", str(tables), "--resamples", "20")
+    assert code == 0, err
+    code, err = olmes("site", "--store", str(store), "--tables", str(tables), "--out", str(tmp_path / "site"))
     assert code == 0, err
     page = (tmp_path / "site" / "models" / "Imported.html").read_text()
     assert "oe-eval at commit 5a51f502d463b8cdc4a2dcad7d7096c41ff1197e, imported (olmes import)" in page

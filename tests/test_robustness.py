@@ -12,8 +12,7 @@ import pytest
 from olmes.cli.main import main
 from olmes.core.errors import OlmesError
 from olmes.core.records import olmes_score
-from olmes.scoring.score import score_task
-from olmes.scoring.statistics import standard_error
+from olmes.scoring.score import score_task, standard_error
 from olmes.site.build import build_site
 from olmes.tables.results import load_scores
 from olmes.tables.robustness import table5
@@ -126,8 +125,10 @@ def test_inconsistent_robustness_inputs_are_refused(results, tmp_path):
 
 
 def test_robustness_page_draws_the_tables_and_letter_bias(results, browser):
-    site = results["root"] / "site"
-    build_site([results["standard"], results["var1"], results["rotations"]], site)
+    site, tables = results["root"] / "site", results["root"] / "site-tables"
+    given = [str(results[key]) for key in ("standard", "var1", "rotations")]
+    assert main(["tables", "--scores", *given, "--out", str(tables), "--resamples", "20"]) == 0
+    build_site([results["standard"], results["var1"], results["rotations"]], site, tables)
     html = (site / "robustness.html").read_text()
     assert 'id="table5_variants"' in html and 'id="rotations"' in html and "No prompt variants" not in html
     with watched(browser) as w:
@@ -137,6 +138,7 @@ def test_robustness_page_draws_the_tables_and_letter_bias(results, browser):
         assert page.locator("#letter-bias svg .mark-rect path").count() == 8
         assert page.locator("#table5_variants tbody tr").count() == 1
         assert w.errors == [] and w.blocked == []
-    empty = results["root"] / "site-empty"
-    build_site([results["standard"]], empty)
+    empty, tables = results["root"] / "site-empty", results["root"] / "tables-empty"
+    assert main(["tables", "--scores", given[0], "--out", str(tables), "--resamples", "20"]) == 0
+    build_site([results["standard"]], empty, tables)
     assert "No prompt variants were run" in (empty / "robustness.html").read_text()

@@ -33,7 +33,7 @@ from olmes.core.records import write_records
 from olmes.core.tasks import TASKS
 from olmes.requests.tasks import TEMPLATES, Instance
 from olmes.requests.tasks.base import curated_fewshot
-from olmes.site import charts, registry
+from olmes.site import charts, nav_views, registry
 from olmes.site.filters import sort_key
 from olmes.site.svg import SVG_NS, checked_svg, static_svg
 from olmes.tables.render import percent
@@ -468,14 +468,35 @@ def test_tables_from_other_scores_are_refused(built, tmp_path):
         build_site([scores], tmp_path / "out", built["tables"])
 
 
-def test_site_builds_its_own_tables_without_a_tables_folder(built, tmp_path):
+def test_the_site_computes_no_tables_and_says_to_build_them_first(built, tmp_path, capsys):
+    """``olmes site`` formats the tables of ``olmes tables``: without ``--tables`` it says, on one line,
+    what to run first, and writes nothing."""
     out = tmp_path / "site"
-    assert (
-        main(["site", "--scores", str(built["scores"]), "--models", str(built["models"]), "--out", str(out)])
-        == 0
+    assert main(["site", "--scores", str(built["scores"]), "--out", str(out)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error == (
+        "olmes: error: olmes site needs the tables it shows: run `olmes tables --scores ... --out DIR` "
+        "first, then pass --tables DIR"
     )
-    assert (out / "downloads/tables/table4_olmes.json").is_file()
-    assert "Alpha-1B" in (out / "index.html").read_text()
+    assert not out.exists()
+
+
+def test_every_page_written_is_a_page_of_the_registry(built, tmp_path, monkeypatch):
+    """One loop writes every page the registry yields (the navigation's, a page per evaluated model, per
+    reported model and per task), and nothing else writes a page."""
+    from olmes.site import build
+
+    yielded: list[registry.Page] = []
+    pages = build.site_pages
+    monkeypatch.setattr(build, "site_pages", lambda inputs: yielded.extend(pages(inputs)) or yielded)
+    site = tmp_path / "site"
+    build.build_site([built["scores"]], site, built["tables"], [built["requests"]], built["models"])
+    written = sorted(path.relative_to(site).as_posix() for path in site.rglob("*.html"))
+    assert written == sorted(page.path for page in yielded)
+    assert {"models/alpha.html", "models/gamma.html", "tasks/boolq.html", "mmlu.html"} <= set(written)
+    nav = [page.path for page in yielded if page.title is not None]
+    assert nav[:3] == ["index.html", "normalization.html", "cf-vs-mcf.html"] and "tasks/boolq.html" not in nav
+    assert f'href="../{nav[-1]}"' in (site / "models/alpha.html").read_text(encoding="utf-8")
 
 
 # -- in a real browser ----------------------------------------------------------------------------
@@ -652,7 +673,7 @@ def test_partial_runs_are_drawn_distinguishably_not_dropped(built):
 def test_instance_data_in_pieces_reassembles_in_the_browser(browser):
     """MMLU's instances are several MB: they are cut into script files that rebuild the same list, in
     order; a model's file hands over its name and picks as they are, whatever the name holds."""
-    from olmes.site.build import instance_scripts, model_script
+    from olmes.site.browser_files import instance_scripts, model_script
 
     instances = [{"i": k, "id": f"x{k}", "q": "</script><b>q</b> " * 5, "c": ["a", "b"], "g": k % 2}
                  for k in range(60)]  # fmt: skip
@@ -912,7 +933,7 @@ def test_picker_adds_a_model_to_the_chart_and_its_table(built_top1, browser):
 @pytest.fixture(scope="module")
 def built_fold1(built, tmp_path_factory):
     """The same site with long tables from 2 rows on: each shows its first row until unfolded."""
-    return _site_with(built, tmp_path_factory.mktemp("fold1"), registry, "TABLE_OPEN_ROWS", 1)
+    return _site_with(built, tmp_path_factory.mktemp("fold1"), nav_views, "TABLE_OPEN_ROWS", 1)
 
 
 def test_a_long_table_shows_its_first_rows_until_unfolded(built_fold1, browser):

@@ -56,10 +56,16 @@ def cell_groups(table: dict) -> list[tuple[str | None, list[list[Cell]]]]:
     return groups
 
 
+def lookup(key: str, mapping: dict):
+    """``mapping[key]``: a name looked up in a mapping of the page's view (``names|map("lookup", ...)``)."""
+    return mapping[key]
+
+
 FILTERS = {
     "pct": percent,
     "sort_key": sort_key,
     "marks": marks,
     "json_script": json_script,
     "cell_groups": cell_groups,
+    "lookup": lookup,
 }

@@ -4,8 +4,7 @@
   the site checks the same hashes the tables do.
 - The tables folder (``olmes tables --out``) gives the paper's tables, the figure data and the
   paired bootstrap; its ``index.json`` records the SHA-256 of every summary it was built from, and a
-  folder built from other summaries is refused. Without a folder the site builds the tables itself
-  with the same function ``olmes tables`` uses.
+  folder built from other summaries is refused. The site computes no table: it formats these.
 - Request files (``olmes requests --output``, JSON lines) give the exact prompts of each task's
   first instance and the few-shot prefix shared by its contexts (read as a stream).
 - Instance files (``olmes requests --instances``) give the instance browser each instance's
@@ -38,8 +37,8 @@ from olmes.core.records import (
     read_format,
 )
 from olmes.core.resources import file_sha256
-from olmes.tables.build import TABLE_KEYS, build_tables, robustness_inputs
 from olmes.tables.figures import FIGURE_KEYS
+from olmes.tables.paper import TABLE_KEYS, robustness_inputs
 from olmes.tables.results import ModelInfo, ScoreSet, load_scores
 
 Table = TypeVar("Table", TableDocument, LeaderboardTable)
@@ -65,18 +64,10 @@ class TableSet:
         return self.tables.get(key)
 
 
-def load_site_scores(
-    score_paths: list[str | Path], models_file: str | Path | None, tables_dir: Path | None, scratch: Path
-):
-    """Summaries (ordered and named by the models file, else by the tables' index) and the tables.
-
-    Without ``tables_dir`` the tables are built with ``olmes.tables.build.build_tables`` into ``scratch``
-    (the site's downloads folder), exactly as ``olmes tables`` would write them.
-    """
+def load_site_scores(score_paths: list[str | Path], models_file: str | Path | None, tables_dir: Path):
+    """Summaries (ordered and named by the models file, else by the tables' index) and the tables
+    ``olmes tables`` built from them into ``tables_dir``."""
     scores = load_scores(score_paths, models_file)
-    if tables_dir is None:
-        build_tables(scores, scratch)
-        tables_dir = scratch
     tables = read_tables(tables_dir)
     check_tables_match(scores, tables)
     if models_file is None and tables.index.get("models"):

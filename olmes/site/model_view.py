@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from olmes.core.identities import identity_facts
 from olmes.core.methods import MCF, METHODS
-from olmes.core.records import LeaderboardTask, ModelIdentity, ScoreSummary
+from olmes.core.records import LeaderboardTask, ScoreSummary
 from olmes.core.tasks import TASKS
-from olmes.site.pages import MethodRow, SiteData, SiteModel, method_rows
+from olmes.logprobs.identity import identity_facts
+from olmes.scoring.score import NEAR_TIE_NATS
+from olmes.site.pages import MethodRow, SiteData, SiteModel, method_labels, method_rows
 
 RUN_HEADLINE = (
     (
@@ -109,9 +110,15 @@ class ModelView(TypedDict):
     reasons: list[str]  # why the model's results are partial
     flags: list[dict[str, Any]]
     identity: list[tuple[str, str]] | None  # what was evaluated; None where not recorded
+    provenance: str | None  # how far its results were checked; None: not from a store
+    method_labels: dict[str, str]  # every method of the registry, in its order
+    task_count: int  # the standard's tasks: an average needs them all
+    near_tie_nats: float
+    display_names: dict[str, str]  # the evaluated models', by name
 
 
-def model_view(data: SiteData, model: SiteModel, identity: ModelIdentity | None) -> ModelView:
+def model_view(data: SiteData, model: SiteModel) -> ModelView:
+    identity = data.identity(model.name)
     return {
         "model": model,
         "rows": model_rows(data, model),
@@ -119,6 +126,11 @@ def model_view(data: SiteData, model: SiteModel, identity: ModelIdentity | None)
         "reasons": data.partial_reasons(model.name),
         "flags": data.flags(model.name),
         "identity": identity_facts(identity) if identity else None,
+        "provenance": data.provenance(model.name),
+        "method_labels": method_labels(),
+        "task_count": len(TASKS),
+        "near_tie_nats": NEAR_TIE_NATS,
+        "display_names": data.display_names,
     }
 
 

@@ -19,7 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TypedDict
 
-from olmes.core.records import LeaderboardRow, LeaderboardTask, RowKind, ScoreSummary
+from olmes.core.methods import METHODS
+from olmes.core.records import LeaderboardRow, LeaderboardTask, ModelIdentity, RowKind, ScoreSummary
 from olmes.core.tasks import TASKS
 from olmes.site.inputs import TableSet, TaskInstances, TaskRequests
 from olmes.tables.results import ScoreSet
@@ -88,6 +89,9 @@ class TaskFacts(TypedDict):
     norm_formula: str
     why: str
     has_pmi: bool
+    num_shots: int
+    fewshot_split: str | None  # where its shots come from; None: curated by OLMES
+    subjects: int  # how many subjects it averages over (0: none)
 
 
 def task_facts(task: str) -> TaskFacts:
@@ -103,7 +107,15 @@ def task_facts(task: str) -> TaskFacts:
         "norm_formula": spec.recommended_method.formula,
         "why": spec.why_norm,
         "has_pmi": spec.has_pmi,
+        "num_shots": spec.num_shots,
+        "fewshot_split": spec.fewshot_split,
+        "subjects": len(spec.subjects),
     }
+
+
+def method_labels() -> dict[str, str]:
+    """Every scoring method's label by its key, in the registry's order (as a page names them)."""
+    return {key: method.label for key, method in METHODS.items()}
 
 
 class MethodRow(TypedDict):
@@ -167,7 +179,19 @@ class SiteData:
             for row in self.rows
         ]
         self.by_name = {model.name: model for model in self.models}
+        self.display_names = {model.name: model.display_name for model in self.models}
         self.cells = {row["model"]: row["tasks"] for row in self.rows}
+        self.infos = {info.name: info for info in scores.models}
+
+    def identity(self, name: str) -> ModelIdentity | None:
+        """What the model is (weights, tuning, format), as its runs recorded it; None where not recorded."""
+        info = self.infos.get(name)
+        return info.identity if info else None
+
+    def provenance(self, name: str) -> str | None:
+        """How far the model's results were checked (its store's level); None: not from a store."""
+        info = self.infos.get(name)
+        return info.provenance if info else None
 
     def cell(self, model: SiteModel, task: str) -> LeaderboardTask | None:
         """The model's leaderboard cell on a task, as the tables wrote it; None where not scored."""

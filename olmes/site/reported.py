@@ -13,7 +13,13 @@ from typing import TypedDict
 from olmes.core.errors import OlmesError
 from olmes.core.tasks import TASKS
 from olmes.site.pages import SiteModel
-from olmes.tables.reported import MODEL_PAGE_TABLES, PAPER_URL, PaperModelTable, paper_value
+from olmes.tables.reported import (
+    MODEL_PAGE_TABLES,
+    PAPER_SOURCE,
+    PAPER_URL,
+    PaperModelTable,
+    paper_value,
+)
 
 
 @dataclass(frozen=True)
@@ -33,10 +39,16 @@ class ReportedView(TypedDict):
     model: SiteModel
     sections: list[PaperSection]
     url: str  # the paper's
+    paper_source: str  # how the pages name the paper
 
 
 def reported_view(model: SiteModel) -> ReportedView:
-    return {"model": model, "sections": paper_sections(model.name), "url": PAPER_URL}
+    return {
+        "model": model,
+        "sections": paper_sections(model.name),
+        "url": PAPER_URL,
+        "paper_source": PAPER_SOURCE,
+    }
 
 
 def paper_sections(model: str) -> list[PaperSection]:

@@ -8,13 +8,14 @@ from typing import Any, TypedDict
 from olmes.core.methods import CF, MCF, METHODS
 from olmes.core.records import LeaderboardTask, ScoreSummary
 from olmes.core.tasks import TASKS
-from olmes.scoring.predictions import NEAR_TIE_NATS
+from olmes.scoring.score import NEAR_TIE_NATS
 from olmes.site.charts import FORMULATION_LABELS
 from olmes.site.pages import (
     MethodRow,
     SiteData,
     SiteModel,
     TaskFacts,
+    method_labels,
     method_rows,
     task_facts,
 )
@@ -101,6 +102,8 @@ class TaskView(TypedDict):
     prompts: list[PromptBlock]
     n_instances: int
     browser: dict[str, Any]  # the instance browser's setup (:func:`browser_setup`), as JSON
+    method_labels: dict[str, str]  # every method of the registry, in its order
+    display_names: dict[str, str]  # the evaluated models', by name
 
 
 def task_view(
@@ -114,6 +117,8 @@ def task_view(
         "prompts": prompt_blocks(data.requests, task),
         "n_instances": n_instances,
         "browser": browser,
+        "method_labels": method_labels(),
+        "display_names": data.display_names,
     }
 
 

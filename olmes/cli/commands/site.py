@@ -1,4 +1,5 @@
-"""``olmes site``: score summaries, tables and requests -> the static leaderboard site."""
+"""``olmes site``: score summaries, the tables of ``olmes tables`` and requests -> the static leaderboard
+site. It formats the tables it is given and computes none: ``--tables`` is required."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from olmes import store
 from olmes.cli.argtypes import add_scores_argument, store_score_paths
+from olmes.core.errors import OlmesError
 from olmes.core.outputs import CommandFiles, named
 from olmes.site.build import build_site
+from olmes.store import publish as store
 
 NAME = "site"
 HELP = "build the static leaderboard site (HTML, works from disk and on GitHub Pages)"
@@ -20,7 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tables",
         type=Path,
-        help="folder written by olmes tables from the same --scores (default: build the tables here)",
+        metavar="DIR",
+        help="required: the folder olmes tables wrote from the same --scores or --store (the site formats "
+        "these tables and computes none)",
     )
     parser.add_argument(
         "--requests",
@@ -58,6 +62,12 @@ def run(args: argparse.Namespace) -> int:
         scores = store_score_paths(args.store)
         requests = [*store.task_paths(args.store), *requests]
         models = models or store.model_infos(args.store)
+    if args.tables is None:
+        source = f"--store {args.store}" if args.store is not None else "--scores ..."
+        raise OlmesError(
+            f"olmes site needs the tables it shows: run `olmes tables {source} --out DIR` first, "
+            "then pass --tables DIR"
+        )
     built = build_site(scores, args.out, args.tables, requests, models, args.title, args.reproduction)
     pages = sum(1 for path in built.files if path.suffix == ".html")
     reused = f" ({len(built.reused)} model data files reused from the previous site)" if built.reused else ""
