@@ -24,7 +24,7 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess:
 def test_every_stage_imports_only_the_stages_below_it():
     result = lint_imports(REPO)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Contracts: 2 kept, 0 broken." in result.stdout
+    assert "Contracts: 3 kept, 0 broken." in result.stdout
 
 
 def test_an_upward_import_breaks_the_contract(tmp_path):
@@ -49,7 +49,52 @@ def test_the_site_reading_a_prompt_template_breaks_the_contract(tmp_path):
     result = lint_imports(tmp_path)
     assert result.returncode == 1, result.stdout
     assert "olmes.site is not allowed to import olmes.requests" in result.stdout
-    assert "Contracts: 1 kept, 1 broken." in result.stdout
+    assert "Contracts: 2 kept, 1 broken." in result.stdout
+
+
+def test_peers_importing_each_other_break_the_contract(tmp_path):
+    """The store and the site, and scoring, log-probs and requests, are peers: neither imports the other."""
+    shutil.copytree(REPO / "olmes", tmp_path / "olmes", ignore=shutil.ignore_patterns("static", "fonts"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    for module, peer in (("store/layout.py", "olmes.site.svg"), ("scoring/flags.py", "olmes.logprobs.spec")):
+        path = tmp_path / "olmes" / module
+        path.write_text(path.read_text() + f"\nimport {peer}  # noqa: E402,F401\n")
+    result = lint_imports(tmp_path)
+    assert result.returncode == 1, result.stdout
+    assert "olmes.store is not allowed to import olmes.site" in result.stdout
+    assert "olmes.scoring is not allowed to import olmes.logprobs" in result.stdout
+
+
+def test_the_workflow_module_importing_torch_breaks_the_contract(tmp_path):
+    shutil.copytree(REPO / "olmes", tmp_path / "olmes", ignore=shutil.ignore_patterns("static", "fonts"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    placement = tmp_path / "olmes" / "logprobs" / "placement.py"  # the workflow sizes its jobs with it
+    placement.write_text(placement.read_text() + "\nfrom olmes.logprobs import models  # noqa: E402,F401\n")
+    result = lint_imports(tmp_path)
+    assert result.returncode == 1, result.stdout
+    assert "olmes.cli.workflow is not allowed to import torch" in result.stdout
+
+
+def test_the_workflow_reaches_olmes_only_through_its_module():
+    """The Snakefile and the rules import olmes.cli.workflow and nothing else of olmes; importing it loads
+    neither torch nor transformers (snakemake plans on the light install too)."""
+    sources = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
+    imported = {
+        match.group(1) + (f".{match.group(2)}" if match.group(2) else "")
+        for path in sources
+        for match in re.finditer(
+            r"^\s*from (olmes[\w.]*) import \(?\s*(workflow\b)?|^\s*import (olmes[\w.]*)",
+            path.read_text(encoding="utf-8"),
+            re.M,
+        )
+        if match.group(1)
+    }
+    assert imported == {"olmes.cli.workflow"}, imported
+    code = "import sys, olmes.cli.workflow; print(sorted({'torch', 'transformers'} & set(sys.modules)))"
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert loaded.stdout.strip() == "[]"
 
 
 def code_map() -> str:

@@ -18,7 +18,7 @@ from olmes.core.numerics import (
 )
 from olmes.scoring.agreement import compare_decisions, flips_against
 from olmes.scoring.logprob_files import read_tables
-from olmes.store.reproduce import summary_lines
+from olmes.store.reproduction_lines import summary_lines
 from tests.helpers import cf_files, instance_rows, reproduction_report
 
 CHOICES = [" a", " bb", " ccc", " dddd"]

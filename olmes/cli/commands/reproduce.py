@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     from olmes.core.records import REPRODUCTION_FORMAT
     from olmes.core.resources import cache_dir
     from olmes.store.reading import read_model_record
-    from olmes.store.reproduce import fit_problem, record_reproduction, reproduce, summary_lines
+    from olmes.store.reproduce import fit_problem, record_reproduction, reproduce
+    from olmes.store.reproduction_lines import summary_lines
 
     if args.threads is not None:
         torch.set_num_threads(args.threads)
