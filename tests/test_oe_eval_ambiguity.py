@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from olmes.store.oe_eval import importer
+from olmes.store.oe_eval import staging
 from tests.helpers import olmes
 
 REPO = Path(__file__).resolve().parent.parent
@@ -301,12 +301,12 @@ def test_an_import_killed_while_it_swaps_never_mixes_and_is_finished_next_time(
         raise Killed()
 
     with monkeypatch.context() as patch:  # killed at the commit point: the journal is complete
-        patch.setattr(importer, "_swap", die)
+        patch.setattr(staging, "_swap", die)
         with pytest.raises(Killed):
             import_run(changed_run(tmp_path / "run"), output)
     committed = tmp_path / "committed"
     shutil.copytree(output, committed)
-    importer._clean_up_interrupted(output)
+    staging._clean_up_interrupted(output)
     new = snapshot(output)
     assert set(new) == set(old) and new != old
     for kill_at in range(8):  # the swap's moves: three folders out, the models file and three in
@@ -320,7 +320,7 @@ def test_an_import_killed_while_it_swaps_never_mixes_and_is_finished_next_time(
             if f"scores/{MODEL}/{task}.scores.json" in state:  # a result: all its files are there
                 side = old if "old" in found else new
                 assert all(name in state for name in side if f"/{MODEL}/{task}." in name), (kill_at, task)
-        importer._clean_up_interrupted(output)
+        staging._clean_up_interrupted(output)
         assert snapshot(output) == new, f"killed at move {kill_at}: not finished by the next import"
 
 
@@ -338,5 +338,5 @@ def swap_killed_at(output: Path, kill_at: int, monkeypatch) -> int:
         patch.setattr(Path, "rename", lambda path, target, f=Path.rename: move(f, path, target))
         patch.setattr(os, "replace", lambda *args, f=os.replace: move(f, *args))
         with contextlib.suppress(Killed):
-            importer._swap(output, MODEL, output / f".import.{MODEL}.swap")
+            staging._swap(output, MODEL, output / f".import.{MODEL}.swap")
     return len(moves)

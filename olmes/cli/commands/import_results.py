@@ -52,7 +52,8 @@ def files(args: argparse.Namespace) -> CommandFiles:
 
 
 def run(args: argparse.Namespace) -> int:
-    from olmes.store.oe_eval.importer import ImportTarget, import_run
+    from olmes.store.oe_eval.importer import import_run
+    from olmes.store.oe_eval.model import ImportTarget
 
     target = ImportTarget(
         args.output, args.model, args.model_spec, args.commit, args.source, args.display_name
