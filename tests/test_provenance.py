@@ -16,8 +16,8 @@ import pytest
 
 from olmes.core.records import REPRODUCTION_FORMAT
 from olmes.store import provenance
-from olmes.store import publish as store
 from olmes.store.layout import LOGPROBS, logprob_name, reproduction_folder, reproduction_record_path
+from olmes.store.publish import publish
 from olmes.store.reading import model_infos
 from olmes.store.reproduce import fit_problem, record_reproduction
 from olmes.store.verify import verify_store
@@ -40,7 +40,7 @@ def reproduce_within_error(root: Path, workdir: Path, nudge: float = 1e-6) -> di
         frame.to_parquet(mine[request_set], index=False)
     task = provenance.compare_task(TASK, LIMIT, mine, theirs)
     return {
-        "format": REPRODUCTION_FORMAT,
+        "format": REPRODUCTION_FORMAT.tag,
         "model": MODEL,
         "spec": "M1",
         "limit": LIMIT,
@@ -124,7 +124,7 @@ def test_an_edited_verdict_is_caught(recorded) -> None:
 
 def test_a_replaced_model_makes_its_record_stale(recorded, tmp_path) -> None:
     other = make_results(tmp_path / "other", MODEL, seed=5)
-    store.publish(other, recorded, replace=True, logprobs="in-store")
+    publish(other, recorded, replace=True, logprobs="in-store")
     problems, notes = lines(recorded)
     assert problems == [] and any("stale, the model's log-prob files changed" in note for note in notes)
     (info,) = model_infos(recorded)

@@ -12,7 +12,8 @@ import pytest
 from olmes.cli.main import main
 from olmes.core.errors import OlmesError
 from olmes.core.records import olmes_score
-from olmes.scoring.score import score_task, standard_error
+from olmes.scoring.score import score_task
+from olmes.scoring.statistics import standard_error
 from olmes.site.build import build_site
 from olmes.tables.results import load_scores
 from olmes.tables.robustness import table5

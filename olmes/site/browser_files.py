@@ -17,8 +17,6 @@ from olmes.core.records import (
     SITE_MANIFEST_FORMAT,
     SiteDataFile,
     SiteDataSource,
-    SiteManifest,
-    read_format,
 )
 from olmes.site.predictions import BrowserData
 from olmes.site.task_view import browser_models
@@ -79,11 +77,7 @@ class DataFiles:
         return content if intact and is_model_script(content, source["model"]) else None
 
     def manifest(self) -> str:
-        document: SiteManifest = {
-            "format": SITE_MANIFEST_FORMAT,
-            "olmes_version": __version__,
-            "data_files": self.entries,
-        }
+        document = SITE_MANIFEST_FORMAT.stamped({"olmes_version": __version__, "data_files": self.entries})
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -94,7 +88,7 @@ def previous_data_files(site: Path) -> dict[str, SiteDataFile]:
     if not path.is_file():
         return {}
     try:
-        return read_format(path, SiteManifest, SITE_MANIFEST_FORMAT, "rebuilt")["data_files"]
+        return SITE_MANIFEST_FORMAT.read(path)["data_files"]
     except OlmesError:
         return {}
 

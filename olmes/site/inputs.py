@@ -19,12 +19,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from olmes.core.bounded_json import parse_json
 from olmes.core.errors import OlmesError
 from olmes.core.records import (
+    FIGURE_FORMAT,
+    FLAGS_FORMAT,
+    INSTANCES_FORMAT,
+    LEADERBOARD_FORMAT,
     REPRODUCTION_FORMAT,
-    FigureDocument,
-    FlagsDocument,
+    REQUESTS_FORMAT,
+    TABLE_FORMAT,
+    TABLES_INDEX_FORMAT,
+    Format,
     InstanceRow,
     LeaderboardTable,
     ModelTaskFlag,
@@ -33,16 +38,14 @@ from olmes.core.records import (
     TableDocument,
     TablesIndex,
     iter_records,
-    read_document,
-    read_format,
 )
 from olmes.core.resources import file_sha256
+from olmes.tables.build import TABLE_KEYS, robustness_inputs
 from olmes.tables.figures import FIGURE_KEYS
-from olmes.tables.paper import TABLE_KEYS, robustness_inputs
 from olmes.tables.results import ModelInfo, ScoreSet, load_scores
 
 Table = TypeVar("Table", TableDocument, LeaderboardTable)
-TABLE_RECORDS: dict[str, type] = {"leaderboard": LeaderboardTable}
+TABLE_FORMATS: dict[str, Format] = {"leaderboard": LEADERBOARD_FORMAT}
 """The tables whose records the site reads field by field: their record, beyond :class:`TableDocument`."""
 
 # -- scores and tables ------------------------------------------------------------------------------
@@ -95,42 +98,26 @@ def read_tables(folder: Path) -> TableSet:
         raise OlmesError(
             f"{folder}: no index.json; build the tables first with `olmes tables --out {folder}`"
         )
-    index = read_document(index_path, TablesIndex)
-    tables = {key: _read_table(folder, key, TABLE_RECORDS.get(key, TableDocument)) for key in TABLE_KEYS}
+    index = TABLES_INDEX_FORMAT.read(index_path)
+    tables = {key: _read_table(folder, key, TABLE_FORMATS.get(key, TABLE_FORMAT)) for key in TABLE_KEYS}
     figures = {}
     for key in FIGURE_KEYS:
         path = folder / f"{key}.json"
-        figures[key] = read_document(path, FigureDocument)["rows"] if path.is_file() else []
+        figures[key] = FIGURE_FORMAT.read(path)["rows"] if path.is_file() else []
     flags_path = folder / "flags.json"
     if not flags_path.is_file():
         raise OlmesError(f"{flags_path} missing (older tables); re-run `olmes tables --out {folder}`")
-    flags = read_document(flags_path, FlagsDocument)["flags"]
+    flags = FLAGS_FORMAT.read(flags_path)["flags"]
     return TableSet(tables, figures, folder, index, flags, tables["leaderboard"])
 
 
-def _read_table(folder: Path, key: str, kind: type[Table]) -> Table:
-    """``<folder>/<key>.json``, checked as ``kind``. Tables before olmes wrote ``values`` (the number
-    behind each cell) are named as such: re-running olmes tables is the fix."""
+def _read_table(folder: Path, key: str, form: Format[Table]) -> Table:
+    """``<folder>/<key>.json``, read through its format's upgrades (a table of an olmes before the
+    numbers behind its cells is refused by the format, which says to re-run olmes tables)."""
     path = folder / f"{key}.json"
     if not path.is_file():
         raise OlmesError(f"{path} missing; re-run `olmes tables --out {folder}`")
-    try:
-        return read_document(path, kind)
-    except OlmesError:
-        if _lacks_values(path):
-            raise OlmesError(
-                f"{path} was written by an older olmes; re-run `olmes tables --out {folder}`"
-            ) from None
-        raise
-
-
-def _lacks_values(path: Path) -> bool:
-    """A JSON object without ``values``: a table written before olmes wrote them."""
-    try:
-        document = parse_json(path.read_text(encoding="utf-8"), str(path))
-    except (OSError, ValueError, OlmesError):
-        return False
-    return isinstance(document, dict) and "values" not in document
+    return form.read(path)
 
 
 def check_tables_match(scores: ScoreSet, tables: TableSet) -> None:
@@ -159,7 +146,7 @@ def check_tables_match(scores: ScoreSet, tables: TableSet) -> None:
 
 def read_reproduction(path: str | Path) -> ReproductionReport:
     """A report of ``olmes reproduce``: the store's first instances recomputed on some machine."""
-    return read_format(path, ReproductionReport, REPRODUCTION_FORMAT, "run olmes reproduce")
+    return REPRODUCTION_FORMAT.read(path)
 
 
 # -- requests and instances -------------------------------------------------------------------------
@@ -213,7 +200,7 @@ def read_requests_file(path: Path) -> TaskRequests | None:
     example: list[RequestRow] = []
     first_index = None
     task = request_set = None
-    for number, row in iter_records(path, RequestRow):
+    for number, row in iter_records(path, REQUESTS_FORMAT):
         if task is None:
             task, request_set, first_index = row["task"], row["formulation"], row["instance_index"]
         elif (row["task"], row["formulation"]) != (task, request_set):
@@ -249,7 +236,7 @@ def read_instances_file(path: Path) -> TaskInstances | None:
     """One instance file; None when it is empty."""
     rows: dict[int, InstanceRow] = {}
     task = None
-    for number, row in iter_records(path, InstanceRow):
+    for number, row in iter_records(path, INSTANCES_FORMAT):
         if task is None:
             task = row["task"]
         elif row["task"] != task:

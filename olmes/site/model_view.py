@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+from olmes.core.identities import identity_facts
 from olmes.core.methods import MCF, METHODS
 from olmes.core.records import LeaderboardTask, ScoreSummary
 from olmes.core.tasks import TASKS
-from olmes.logprobs.identity import identity_facts
-from olmes.scoring.score import NEAR_TIE_NATS
+from olmes.scoring.predictions import NEAR_TIE_NATS
 from olmes.site.pages import MethodRow, SiteData, SiteModel, method_labels, method_rows
 
 RUN_HEADLINE = (

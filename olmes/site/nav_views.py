@@ -11,11 +11,11 @@ from typing import Any, TypedDict
 
 from olmes.core import numerics
 from olmes.core.errors import OlmesError
+from olmes.core.identities import identity_line
 from olmes.core.methods import METHODS, NORMALIZATIONS
 from olmes.core.records import LeaderboardTask, ReproductionReport
 from olmes.core.tasks import TASKS
-from olmes.logprobs.identity import identity_line
-from olmes.scoring.score import NEAR_TIE_NATS
+from olmes.scoring.predictions import NEAR_TIE_NATS
 from olmes.site import charts
 from olmes.site.browser_files import DataFiles
 from olmes.site.downloads import subjects_csv
@@ -25,9 +25,9 @@ from olmes.site.predictions import BrowserData
 from olmes.site.svg import static_svg
 from olmes.site.task_view import SubjectColumn, SubjectRow, subject_table, subjects
 from olmes.site.writer import SiteWriter
-from olmes.tables.paper import table8_key
 from olmes.tables.reported import PAPER_SOURCE
 from olmes.tables.results import PARTIAL_GROUP
+from olmes.tables.score_tables import table8_key
 
 TABLE_OPEN_ROWS = 50
 """A longer table (the leaderboard, a per-model table) shows this many rows until the reader unfolds it:

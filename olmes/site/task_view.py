@@ -8,7 +8,7 @@ from typing import Any, TypedDict
 from olmes.core.methods import CF, MCF, METHODS
 from olmes.core.records import LeaderboardTask, ScoreSummary
 from olmes.core.tasks import TASKS
-from olmes.scoring.score import NEAR_TIE_NATS
+from olmes.scoring.predictions import NEAR_TIE_NATS
 from olmes.site.charts import FORMULATION_LABELS
 from olmes.site.pages import (
     MethodRow,

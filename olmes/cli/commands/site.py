@@ -7,11 +7,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from olmes import store
 from olmes.cli.argtypes import add_scores_argument, store_score_paths
 from olmes.core.errors import OlmesError
 from olmes.core.outputs import CommandFiles, named
 from olmes.site.build import build_site
-from olmes.store import publish as store
 
 NAME = "site"
 HELP = "build the static leaderboard site (HTML, works from disk and on GitHub Pages)"
