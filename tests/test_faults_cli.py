@@ -234,9 +234,6 @@ def _writing(command, tmp_path, scored):
     if command == "site":  # the tables it shows, made first (outside what it writes)
         tables = ["tables", "--scores", str(scored["scores"]), "--out", str(tmp_path / "tables")]
         assert main([*tables, "--resamples", "10"]) == 0
-    if command == "site":  # the tables it shows, made first (outside what it writes)
-        tables = ["tables", "--scores", str(scored["scores"]), "--out", str(tmp_path / "tables")]
-        assert main([*tables, "--resamples", "10"]) == 0
     return {
         "requests": ["requests", "arc_easy", "--limit", "2", "--instances", str(out / "i.jsonl")],
         "score": ["score", "--model-name", "m", "--mcf", mcf, "--predictions", str(out / "p.parquet"),
