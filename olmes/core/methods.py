@@ -41,7 +41,7 @@ the standard MCF set). Not part of the standard: a robustness measurement (``olm
 
 class ChoiceLogprobs(Protocol):
     """What a method scores: one model x task's log-probs as instance x choice arrays (numpy), read
-    from one request set's file (:class:`olmes.scoring.score.ChoiceTable`)."""
+    from one request set's file (:class:`olmes.scoring.logprob_files.ChoiceTable`)."""
 
     path: Any  # the file, for messages
     sum_logprob: Any  # log P(continuation | context), nats

@@ -66,7 +66,7 @@ LOGPROB_COLUMNS: tuple[Column, ...] = (
     ),  # every continuation token is the argmax; null for an import's pmi rows
 )
 """The log-prob Parquet format (docs/file-formats.md), in its column order: written by
-:func:`olmes.logprobs.runner.write_parquet`, checked by :mod:`olmes.scoring.score`."""
+:func:`olmes.logprobs.runner.write_parquet`, checked by :mod:`olmes.scoring.logprob_files`."""
 LOGPROB_SCORED = tuple(column.name for column in LOGPROB_COLUMNS if column.required)
 
 

@@ -24,8 +24,8 @@ PREDICTION_COLUMNS: tuple[Column, ...] = (
     Column("nonfinite", "bool", False),  # a choice scored NaN or infinite (files before it lack it)
 )
 """The predictions Parquet format (docs/file-formats.md), one row per method x instance, in its column
-order: written by :func:`olmes.scoring.score.write_predictions`, read by
-:func:`olmes.scoring.score.read_predictions_file`."""
+order: written by :func:`olmes.scoring.predictions.write_predictions`, read by
+:func:`olmes.scoring.predictions.read_predictions_file`."""
 
 
 class SubjectStats(TypedDict):
