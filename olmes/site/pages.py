@@ -5,10 +5,10 @@ The numbers come from the score summaries (per task and method) and from the tab
 nothing the tables computed is computed again here. The leaderboard (its order and ranks, every
 cell's score, ties, chance and flags) is the ``leaderboard`` table's rows, shown as they are and
 under their own field names. What one page shows is gathered by the module of its kind:
-:mod:`~olmes.site.registry` (the leaderboard and the other pages of the navigation),
-:mod:`~olmes.site.model_view`, :mod:`~olmes.site.task_view` (with :mod:`~olmes.site.prompts` and
-:mod:`~olmes.site.predictions`); the downloads by :mod:`~olmes.site.downloads`. The templates
-format; these modules gather.
+:mod:`~olmes.site.nav_views` (the leaderboard and the other pages of the navigation),
+:mod:`~olmes.site.model_view`, :mod:`~olmes.site.reported`, :mod:`~olmes.site.task_view` (with
+:mod:`~olmes.site.prompts` and :mod:`~olmes.site.predictions`); the downloads by
+:mod:`~olmes.site.downloads`. The templates format; these modules gather.
 """
 
 from __future__ import annotations
