@@ -201,11 +201,14 @@ def test_olmes_upgrade_rewrites_each_earlier_document_once_and_no_other_file(tmp
 
 
 @pytest.mark.slow
-def test_an_upgraded_store_verifies_clean_and_makes_the_same_tables(tmp_path) -> None:
+def test_an_upgraded_store_verifies_clean_and_makes_the_same_tables(tmp_path, capsys) -> None:
     store = _store_copy(tmp_path)
     assert main(["tables", "--store", str(store), "--out", str(tmp_path / "before")]) == 0
+    assert main(["verify", str(store)]) == 0
+    assert "of an earlier format version (olmes.model/1: 2," in capsys.readouterr().err
     assert main(["upgrade", str(store)]) == 0
     assert main(["verify", str(store)]) == 0
+    assert "earlier format" not in capsys.readouterr().err
     assert main(["tables", "--store", str(store), "--out", str(tmp_path / "after")]) == 0
     for path in sorted((tmp_path / "before").glob("*")):
         if path.name != "index.json":  # it holds each summary's SHA-256, and the summaries were rewritten

@@ -29,9 +29,9 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
-from olmes.core.atomic import atomic_path, make_dir_public, write_json_atomic
+from olmes.core.atomic import atomic_path, make_dir_public
 from olmes.core.errors import OlmesError
-from olmes.core.records import STORE_FORMAT, ModelRecord
+from olmes.core.records import MODEL_FORMAT, STORE_FORMAT, ModelRecord
 from olmes.core.resources import file_sha256
 from olmes.core.tasks import TASKS
 from olmes.store.blobs import LAYOUTS, blob_path, ignore_blobs
@@ -147,7 +147,7 @@ def _publish_locked(
 def _ensure_store(store: Path) -> None:
     check_store_folder(store)
     if not is_store(store):
-        write_json_atomic(store_record_path(store), {"format": STORE_FORMAT})
+        STORE_FORMAT.write(store_record_path(store), {})
     check_store(store)
 
 
@@ -228,7 +228,7 @@ def _write_model(
         record = _model_record(source, [*checked, *extra], tasks)
         if robustness:
             record[ROBUSTNESS] = robustness
-        write_json_atomic(staging / MODEL_RECORD, record)
+        MODEL_FORMAT.write(staging / MODEL_RECORD, record)
         _verify_staged(store, source.model, staging, final, origins, data_source)
         for item in checked:
             _write_task_files(store, item.task, data_source)
@@ -419,7 +419,7 @@ def _model_record(source: Source, items: list, tasks: dict) -> ModelRecord:
         info["identity"] = identity
     ordered = {task: tasks[task] for task in TASKS if task in tasks}
     return {
-        "format": STORE_FORMAT,
+        "format": MODEL_FORMAT.tag,
         **info,
         "spec": portable_spec(run["model"]),
         "kind": run["model_kind"],

@@ -80,37 +80,46 @@ def upgrade_store(store: str | Path) -> Upgrade:
     root = check_store(store)
     done = Upgrade()
     with store_lock(root):
-        _document(done, store_record_path(root), STORE_FORMAT, _rewrite(STORE_FORMAT))
-        for model in model_names(root):
-            folder = model_folder(root, model)
-            for path, form in _provenance_files(folder):
-                relative = PurePosixPath(path.relative_to(folder).as_posix())
-                _document(
-                    done, path, form, lambda path, relative=relative: write_portable(path, path, relative)
-                )
-            _document(
-                done,
-                folder / MODEL_RECORD,
-                MODEL_FORMAT,
-                lambda path, model=model: _write_model(root, model, path),
-            )
-        for record in sorted((root / REPRODUCTIONS).glob(f"*/{REPRODUCTION_RECORD}")):
-            _document(done, record, REPRODUCTION_FORMAT, _rewrite(REPRODUCTION_FORMAT))
+        for path, form, write in _documents(root, model_names(root)):
+            _document(done, path, form, write)
     return done
 
 
-def _rewrite(form: Format) -> Callable[[Path], None]:
+def earlier_documents(root: Path, models: list[str]) -> Counter[str]:
+    """The store's documents (of ``models``) in an earlier version than this olmes's, by format tag:
+    every reader reads them, and ``olmes upgrade`` would rewrite them."""
+    found: Counter[str] = Counter()
+    for path, form, _ in _documents(root, models):
+        version = form.version_of(parse_file(path), str(path))
+        if version != form.version:
+            found[f"{form.name}/{version}"] += 1
+    return found
+
+
+Writer = Callable[[Path], None]
+
+
+def _documents(root: Path, models: list[str]) -> Iterator[tuple[Path, Format, Writer]]:
+    """Each document of the store with its format and what writes its current form."""
+    yield store_record_path(root), STORE_FORMAT, _rewrite(STORE_FORMAT)
+    for model in models:
+        folder = model_folder(root, model)
+        for path in sorted(folder.rglob("*.json")):
+            relative = PurePosixPath(path.relative_to(folder).as_posix())
+            for suffix, form in PROVENANCE:
+                if path.name.endswith(suffix):
+                    yield path, form, lambda path, relative=relative: write_portable(path, path, relative)
+        yield folder / MODEL_RECORD, MODEL_FORMAT, lambda path, model=model: _write_model(root, model, path)
+    for record in sorted((root / REPRODUCTIONS).glob(f"*/{REPRODUCTION_RECORD}")):
+        if record.parent.name in models:
+            yield record, REPRODUCTION_FORMAT, _rewrite(REPRODUCTION_FORMAT)
+
+
+def _rewrite(form: Format) -> Writer:
     return lambda path: form.write(path, form.read(path))
 
 
-def _provenance_files(folder: Path) -> Iterator[tuple[Path, Format]]:
-    for path in sorted(folder.rglob("*.json")):
-        for suffix, form in PROVENANCE:
-            if path.name.endswith(suffix):
-                yield path, form
-
-
-def _document(done: Upgrade, path: Path, form: Format, write: Callable[[Path], None]) -> None:
+def _document(done: Upgrade, path: Path, form: Format, write: Writer) -> None:
     """Rewrite one document with ``write`` (which reads it through its upgrades); counted by the
     version it was when its bytes change."""
     before = path.read_bytes()

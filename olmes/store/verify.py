@@ -53,6 +53,7 @@ from olmes.store.lock import is_leftover
 from olmes.store.reading import read_model_record, store_record
 from olmes.store.readme_table import README, readme_problems
 from olmes.store.sources import Source, store_source
+from olmes.store.upgrade import earlier_documents
 from olmes.store.verification import Verification
 from olmes.store.verify_layout import children, unknown, verify_layout, verify_model_files
 from olmes.store.verify_results import check_fingerprints, verify_robustness, verify_task
@@ -90,11 +91,27 @@ def verify_store(
     _verify_names(found, root, folders)
     _verify_reproductions(found, root, chosen, logprobs)
     _verify_task_files(found, root, data_source)
+    _note_earlier_formats(found, root, chosen)
     readme = root.parent / README
     if readme.is_file():
         with found.checking(readme):  # a store too broken to read its table is named above
             found.problems += readme_problems(readme, root)
     return found
+
+
+def _note_earlier_formats(found: Verification, root: Path, models: list[str]) -> None:
+    """A note of the documents of an earlier format version: read as they are, upgraded on request.
+    A document no format takes is a problem named above, not counted here."""
+    try:
+        earlier = earlier_documents(root, models)
+    except OlmesError:
+        return
+    if earlier:
+        counts = ", ".join(f"{tag}: {count}" for tag, count in sorted(earlier.items()))
+        found.notes.append(
+            f"{sum(earlier.values())} document(s) of an earlier format version ({counts}), each read through "
+            f"its upgrades; olmes upgrade {root} rewrites them"
+        )
 
 
 def verify_model(

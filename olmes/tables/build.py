@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from olmes import __version__
-from olmes.core.atomic import write_json_atomic
-from olmes.core.records import RobustnessInput, TablesIndex
+from olmes.core.records import FLAGS_FORMAT, TABLES_INDEX_FORMAT, RobustnessInput, TablesIndex
 from olmes.core.resources import file_sha256
 from olmes.tables.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_table
 from olmes.tables.figures import write_figures
@@ -150,7 +149,7 @@ def build_tables(
     document = _index(scores, written, resamples, seed)
     if reported:
         document["reported"] = reported_input()
-    write_json_atomic(index, document)
+    TABLES_INDEX_FORMAT.write(index, document)
     return [*written, index]
 
 
@@ -166,7 +165,7 @@ def flag_rows(scores: ScoreSet) -> list[dict]:
 def write_flags(rows: list[dict], out: Path) -> Path:
     """``flags.json``: the flags of :func:`flag_rows`, for the site to show."""
     path = out / "flags.json"
-    write_json_atomic(path, {"flags": rows})
+    FLAGS_FORMAT.write(path, {"flags": rows})
     return path
 
 
