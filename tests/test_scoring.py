@@ -13,7 +13,7 @@ import pytest
 
 from olmes.cli.main import main
 from olmes.core.errors import OlmesError
-from olmes.core.records import PREDICTION_COLUMNS, SCORES_FORMAT, olmes_score
+from olmes.core.records import PREDICTION_COLUMNS, RUN_FORMAT, SCORES_FORMAT, olmes_score
 from olmes.core.tasks import TASKS
 from olmes.scoring import score as scoring
 from olmes.scoring.predictions import decide, gather_predictions, read_predictions_file, write_predictions
@@ -292,7 +292,7 @@ def test_score_command_writes_predictions_and_summary(tmp_path, capsys):
     summary = json.loads((out / "boolq.scores.json").read_text())
     assert summary["format"] == SCORES_FORMAT.tag and summary["partial"]
     assert summary["predictions"]["path"] == "boolq.predictions.parquet"
-    assert summary["inputs"]["cf"]["run"] == record
+    assert summary["inputs"]["cf"]["run"] == RUN_FORMAT.upgraded(record, "run record")  # as read: olmes.run/2
     assert summary["inputs"]["mcf"]["run"] is None
     predictions = pd.read_parquet(out / "boolq.predictions.parquet")
     assert set(predictions["method"]) == {"cf_none", "cf_token", "cf_char", "mcf"}
