@@ -21,11 +21,18 @@ from olmes.logprobs import engine
 from olmes.logprobs.models import load
 from olmes.requests.build import build_requests
 
+try:  # the tree path's mask builder: its own module since the engine's split; engine.py's before
+    from olmes.logprobs import tree_path as mask_module
+
+    MASK_BUILDER = "tree_mask"
+except ImportError:
+    mask_module, MASK_BUILDER = engine, "_tree_mask"
+
 
 def timed_masks():
     """Wrap the engine's mask builder to add up its wall time."""
     spent = [0.0]
-    build = engine._tree_mask
+    build = getattr(mask_module, MASK_BUILDER)
 
     def timed(*args, **kwargs):
         started = time.perf_counter()
@@ -33,7 +40,7 @@ def timed_masks():
         spent[0] += time.perf_counter() - started
         return mask
 
-    engine._tree_mask = timed
+    setattr(mask_module, MASK_BUILDER, timed)
     return spent
 
 

@@ -26,6 +26,8 @@ import torch
 from olmes.core.tasks import get_task
 from olmes.logprobs import engine
 from olmes.logprobs.models import load
+from olmes.logprobs.options import DEFAULT_MAX_BATCH_TOKENS
+from olmes.logprobs.trie import encode_requests
 from olmes.requests.build import build_requests, request_sets
 
 
@@ -117,7 +119,7 @@ def bench(lm, counter, rows, args) -> dict:
         (theirs, theirs_greedy), seconds, lm_eval_tokens = timed(run_lm_eval, counter, harness, pairs)
         lm_eval_times.append(seconds)
         print(f"  engine {engine_times[-1]:.1f} s, lm-eval {lm_eval_times[-1]:.1f} s", file=sys.stderr)
-    encoded = engine.encode_requests(lm.tokenizer, pairs, lm.bos_token_id)
+    encoded = encode_requests(lm.tokenizer, pairs, lm.bos_token_id)
     for row, item in zip(rows, encoded, strict=True):
         row["num_tokens"] = item.num_cont
     return {
@@ -145,7 +147,7 @@ def main() -> None:
     parser.add_argument("--task", default="arc_challenge")
     parser.add_argument("--instances", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--max-batch-tokens", type=int, default=engine.DEFAULT_MAX_BATCH_TOKENS)
+    parser.add_argument("--max-batch-tokens", type=int, default=DEFAULT_MAX_BATCH_TOKENS)
     parser.add_argument("--batch-sizes", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4, 16])
     parser.add_argument("--sweep-requests", type=int, default=120)
     parser.add_argument("--request-sets", default="cf,mcf")

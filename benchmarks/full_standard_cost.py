@@ -19,17 +19,17 @@ import json
 import time
 
 from olmes.core.tasks import TASKS
-from olmes.logprobs import engine
 from olmes.logprobs.models import load
+from olmes.logprobs.trie import build_trie, encode_requests
 from olmes.requests.build import build_requests, request_sets
 
 
 def count(lm, task: str, formulation: str, pmi_everywhere: bool) -> dict:
     rows = build_requests(task, formulation, pmi_everywhere=pmi_everywhere)
     pairs = [(row["context"], row["continuation"]) for row in rows]
-    encoded = engine.encode_requests(lm.tokenizer, pairs, lm.bos_token_id)
+    encoded = encode_requests(lm.tokenizer, pairs, lm.bos_token_id)
     inputs = [item.tokens[:-1] for item in encoded]
-    trie = engine.build_trie(inputs)
+    trie = build_trie(inputs)
     return {"requests": len(rows), "naive_tokens": sum(map(len, inputs)), "trie_tokens": trie.size}
 
 

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.tiny_ar
 from olmes.cli.model_check import check_pairs  # noqa: E402
 from olmes.core.numerics import within_tolerance
 from olmes.core.resources import cache_dir  # noqa: E402
-from olmes.logprobs import engine  # noqa: E402
+from olmes.logprobs import chunks, engine  # noqa: E402
 from olmes.logprobs.architectures import LEAVES  # noqa: E402
 from olmes.logprobs.models import load, prepare  # noqa: E402
 from olmes.logprobs.placement import Placement  # noqa: E402
@@ -137,11 +137,11 @@ def forced_out_of_memory(device: torch.device) -> None:
         return forward(*args, **kwargs)
 
     lm.model.forward = fail_first
-    old, engine.GROW_AFTER = engine.GROW_AFTER, 2
+    old, chunks.GROW_AFTER = chunks.GROW_AFTER, 2
     try:
         scores = engine.score(lm, pairs, max_batch_tokens=512)
     finally:
-        lm.model.forward, engine.GROW_AFTER = forward, old
+        lm.model.forward, chunks.GROW_AFTER = forward, old
     delta = float(np.abs(scores.sum_logprob - reference.sum_logprob).max())
     grew = 512 in sizes[2:]
     same = within_tolerance(scores.sum_logprob, reference.sum_logprob, reference.num_tokens).all()

@@ -1,4 +1,4 @@
-"""Time building the tree attention mask of one chunk alone (olmes.logprobs.engine._tree_mask).
+"""Time building the tree attention mask of one chunk alone (olmes.logprobs.tree_path.tree_mask).
 
     python benchmarks/mask_build.py --chunks 512,8192
 
@@ -20,6 +20,13 @@ from olmes.logprobs import engine
 from olmes.logprobs.resolve import resolve
 from olmes.requests.build import build_requests
 
+try:  # the engine split by job; an older checkout (PYTHONPATH) has it all in engine.py
+    from olmes.logprobs.tree_path import DeviceTrie, PathCache, tree_mask
+    from olmes.logprobs.trie import build_trie, encode_requests
+except ImportError:
+    build_trie, encode_requests = engine.build_trie, engine.encode_requests
+    DeviceTrie, PathCache, tree_mask = engine._DeviceTrie, engine._PathCache, engine._tree_mask
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -29,21 +36,21 @@ def main() -> None:
     args = parser.parse_args()
     tokenizer = AutoTokenizer.from_pretrained(resolve("smollm2-135m").path)
     rows = build_requests("arc_challenge", "cf")
-    encoded = engine.encode_requests(tokenizer, [(r["context"], r["continuation"]) for r in rows], None)
-    trie = engine.build_trie([item.tokens[:-1] for item in encoded])
-    path = engine._PathCache(int(trie.depth.max()) + 1)
-    on_device = "path_nodes" in inspect.signature(engine._tree_mask).parameters
+    encoded = encode_requests(tokenizer, [(r["context"], r["continuation"]) for r in rows], None)
+    trie = build_trie([item.tokens[:-1] for item in encoded])
+    path = PathCache(int(trie.depth.max()) + 1)
+    on_device = "path_nodes" in inspect.signature(tree_mask).parameters
     cpu = torch.device("cpu")
     for chunk in map(int, args.chunks.split(",")):
         start, stop = args.start, args.start + chunk
         if on_device:
-            arguments = (engine._DeviceTrie(trie, cpu), path.nodes, start, stop, None, torch.float32)
+            arguments = (DeviceTrie(trie, cpu), path.nodes, start, stop, None, torch.float32)
         else:
             arguments = (trie, path, start, stop, None, torch.float32, cpu)
-        mask = engine._tree_mask(*arguments)
+        mask = tree_mask(*arguments)
         started = time.perf_counter()
         for _ in range(args.repeat):
-            engine._tree_mask(*arguments)
+            tree_mask(*arguments)
         took = (time.perf_counter() - started) / args.repeat
         print(
             f"chunk {chunk} (root path {int(trie.depth[start])} tokens, trie {trie.size:,} nodes): "

@@ -13,8 +13,8 @@ import resource
 import time
 
 from olmes import store
-from olmes.logprobs.engine import build_trie, encode_requests
 from olmes.logprobs.models import prepare
+from olmes.logprobs.trie import build_trie, encode_requests
 
 
 def main() -> None:

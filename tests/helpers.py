@@ -443,9 +443,9 @@ def reference(lm, pairs, max_input: int | None = None):
     :class:`olmes.logprobs.models.LoadedModel`; ``max_input`` tokens at most, the engine's limit)."""
     import torch
 
-    from olmes.logprobs import engine
+    from olmes.logprobs.trie import MAX_INPUT_TOKENS
 
-    max_input = engine.MAX_INPUT_TOKENS if max_input is None else max_input
+    max_input = MAX_INPUT_TOKENS if max_input is None else max_input
     tokenizer = lm.tokenizer
     prefix = [] if lm.bos_token_id is None else [lm.bos_token_id]
     sums, counts, greedy = [], [], []

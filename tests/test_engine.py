@@ -11,12 +11,13 @@ import torch
 
 from olmes.cli.main import main
 from olmes.core.numerics import within_tolerance
-from olmes.logprobs import engine
+from olmes.logprobs import chunks, engine, tree_path
 from olmes.logprobs.cache import LogprobCache, request_key
 from olmes.logprobs.models import LoadedModel, expects_bos, load
 from olmes.logprobs.resolve import ResolvedModel
 from olmes.logprobs.runner import score_file
 from olmes.logprobs.spec import ModelSpec
+from olmes.logprobs.trie import MAX_INPUT_TOKENS, build_trie, encode_requests
 from olmes.requests.build import build_requests
 from tests.helpers import reference
 from tests.tiny_model import build_tiny_model
@@ -76,7 +77,7 @@ def olmes_requests() -> list[dict]:
 
 
 def distinct_prefixes(lm: LoadedModel, pairs) -> int:
-    encoded = engine.encode_requests(lm.tokenizer, pairs, lm.bos_token_id)
+    encoded = encode_requests(lm.tokenizer, pairs, lm.bos_token_id)
     return len({tuple(e.tokens[: n + 1]) for e in encoded for n in range(len(e.tokens) - 1)})
 
 
@@ -100,7 +101,7 @@ def test_gemma_bos_and_sliding_window_are_exact(gemma):
     assert gemma.bos_token_id is not None  # the tokenizer has a BOS token but does not add it itself
     assert expects_bos(gemma.tokenizer, gemma.model.config.model_type) == gemma.bos_token_id
     assert expects_bos(gemma.tokenizer, "llama") is None  # the same tokenizer: only a Gemma gets the BOS
-    encoded = engine.encode_requests(gemma.tokenizer, pairs, gemma.bos_token_id)
+    encoded = encode_requests(gemma.tokenizer, pairs, gemma.bos_token_id)
     assert all(e.tokens[0] == gemma.bos_token_id for e in encoded)
 
 
@@ -122,8 +123,8 @@ def test_greedy_flags_follow_the_model(llama):
 def test_long_contexts_are_cut_from_the_left(llama):
     context = " ".join(["Question: Which of the following is a trait that a dog inherits?"] * 200)
     pairs = [(context, " the size of its appetite"), ("Answer:", " yes")]
-    encoded = engine.encode_requests(llama.tokenizer, pairs, None)
-    assert len(encoded[0].tokens) == engine.MAX_INPUT_TOKENS + 1
+    encoded = encode_requests(llama.tokenizer, pairs, None)
+    assert len(encoded[0].tokens) == MAX_INPUT_TOKENS + 1
     scores = engine.score(llama, pairs, max_batch_tokens=512)
     sums, counts, _ = reference(llama, pairs)
     assert within_tolerance(scores.sum_logprob, sums, scores.num_tokens).all()
@@ -131,7 +132,7 @@ def test_long_contexts_are_cut_from_the_left(llama):
 
 
 def test_trie_numbers_nodes_in_preorder():
-    trie = engine.build_trie([[1, 2, 3], [1, 2, 4], [1, 5], [6], [1, 2, 3]])
+    trie = build_trie([[1, 2, 3], [1, 2, 4], [1, 5], [6], [1, 2, 3]])
     assert trie.size == 6
     assert trie.tokens.tolist() == [1, 2, 3, 4, 5, 6]
     assert trie.depth.tolist() == [0, 1, 2, 2, 1, 0]
@@ -151,7 +152,7 @@ def test_out_of_memory_halves_the_chunk_then_grows_it_back(llama, monkeypatch):
         return forward(*args, **kwargs)
 
     monkeypatch.setattr(llama.model, "forward", small_memory)
-    monkeypatch.setattr(engine, "GROW_AFTER", 2)
+    monkeypatch.setattr(chunks, "GROW_AFTER", 2)
     scores = engine.score(llama, pairs, max_batch_tokens=256)
     monkeypatch.undo()
     assert sizes[:4] == [256, 128, 64, 32]
@@ -173,7 +174,7 @@ def test_memory_is_freed_after_the_except_block(llama, monkeypatch):
         return forward(*args, **kwargs)
 
     monkeypatch.setattr(llama.model, "forward", fail_once)
-    monkeypatch.setattr(engine, "_free_device_memory", lambda device: handling.append(sys.exc_info()[0]))
+    monkeypatch.setattr(chunks, "_free_device_memory", lambda device: handling.append(sys.exc_info()[0]))
     engine.score(llama, [("Question: Which is a trait?\nAnswer:", " yes")], max_batch_tokens=64)
     assert handling == [None]
 
@@ -181,17 +182,17 @@ def test_memory_is_freed_after_the_except_block(llama, monkeypatch):
 def test_the_tree_mask_is_built_on_the_models_device():
     """Built where the model runs (here the meta device stands for a GPU): no chunk-sized mask is made
     on the host and copied over."""
-    trie = engine.build_trie([[1, 2, 3], [1, 2, 4], [1, 5]])
-    on_device = engine._DeviceTrie(trie, torch.device("meta"))
-    path = engine._PathCache(4)
-    mask = engine._tree_mask(on_device, path.nodes, 0, trie.size, None, torch.float32)
+    trie = build_trie([[1, 2, 3], [1, 2, 4], [1, 5]])
+    on_device = tree_path.DeviceTrie(trie, torch.device("meta"))
+    path = tree_path.PathCache(4)
+    mask = tree_path.tree_mask(on_device, path.nodes, 0, trie.size, None, torch.float32)
     assert mask.device.type == "meta" and mask.shape == (1, 1, 5, 5)
-    windows = engine._tree_mask(
+    windows = tree_path.tree_mask(
         on_device, path.nodes, 0, trie.size, {"full": None, "sliding": 2}, torch.float32
     )
     assert {kind: m.device.type for kind, m in windows.items()} == {"full": "meta", "sliding": "meta"}
-    cpu = engine._tree_mask(
-        engine._DeviceTrie(trie, torch.device("cpu")), path.nodes, 0, 5, None, torch.float32
+    cpu = tree_path.tree_mask(
+        tree_path.DeviceTrie(trie, torch.device("cpu")), path.nodes, 0, 5, None, torch.float32
     )
     allowed = (cpu[0, 0] == 0).int().tolist()
     assert allowed == [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0], [1, 1, 0, 1, 0], [1, 0, 0, 0, 1]]
@@ -212,7 +213,7 @@ def test_resume_recomputes_only_what_is_missing(llama, tmp_path, monkeypatch):
     for chunk in (tmp_path / "cache").rglob("*.parquet"):
         chunk.unlink()
 
-    forward_chunk, calls = engine._forward_chunk, []
+    forward_chunk, calls = tree_path._forward_chunk, []
 
     def crash_midway(*args):
         calls.append(1)
@@ -220,10 +221,10 @@ def test_resume_recomputes_only_what_is_missing(llama, tmp_path, monkeypatch):
             raise RuntimeError("killed")
         return forward_chunk(*args)
 
-    monkeypatch.setattr(engine, "_forward_chunk", crash_midway)
+    monkeypatch.setattr(tree_path, "_forward_chunk", crash_midway)
     with pytest.raises(RuntimeError, match="killed"):
         score_file(llama, rows, requests, tmp_path / "out.parquet", cache, max_batch_tokens=64, flush_every=4)
-    monkeypatch.setattr(engine, "_forward_chunk", forward_chunk)
+    monkeypatch.setattr(tree_path, "_forward_chunk", forward_chunk)
     assert not (tmp_path / "out.parquet").exists()
 
     cached = LogprobCache(cache, llama.fingerprint).load().rows

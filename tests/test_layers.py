@@ -27,51 +27,45 @@ def test_every_stage_imports_only_the_stages_below_it():
     assert "Contracts: 3 kept, 0 broken." in result.stdout
 
 
-def test_an_upward_import_breaks_the_contract(tmp_path):
+def lint_with(tmp_path: Path, added: dict[str, str]) -> subprocess.CompletedProcess:
+    """lint-imports on a copy of the package with ``added[module]`` (an import line) appended to each
+    module (a path below olmes/)."""
     shutil.copytree(REPO / "olmes", tmp_path / "olmes", ignore=shutil.ignore_patterns("static", "fonts"))
     shutil.copy(REPO / "pyproject.toml", tmp_path)
-    errors = tmp_path / "olmes" / "core" / "errors.py"
-    errors.write_text(errors.read_text() + "\nfrom olmes.scoring import score  # noqa: E402,F401\n")
+    for module, line in added.items():
+        path = tmp_path / "olmes" / module
+        path.write_text(path.read_text() + f"\n{line}  # noqa: E402,F401\n")
     result = lint_imports(tmp_path)
     assert result.returncode == 1, result.stdout
+    return result
+
+
+def test_an_upward_import_breaks_the_contract(tmp_path):
+    result = lint_with(tmp_path, {"core/errors.py": "from olmes.scoring import score"})
     assert "olmes.core is not allowed to import olmes.scoring" in result.stdout
     assert "olmes.core.errors -> olmes.scoring" in result.stdout
 
 
 def test_the_site_reading_a_prompt_template_breaks_the_contract(tmp_path):
     """Tables, scoring and the site take the tasks' facts from core, never from the templates."""
-    shutil.copytree(REPO / "olmes", tmp_path / "olmes", ignore=shutil.ignore_patterns("static", "fonts"))
-    shutil.copy(REPO / "pyproject.toml", tmp_path)
-    charts = tmp_path / "olmes" / "site" / "charts.py"
-    charts.write_text(
-        charts.read_text() + "\nfrom olmes.requests.tasks import TEMPLATES  # noqa: E402,F401\n"
-    )
-    result = lint_imports(tmp_path)
-    assert result.returncode == 1, result.stdout
+    result = lint_with(tmp_path, {"site/charts.py": "from olmes.requests.tasks import TEMPLATES"})
     assert "olmes.site is not allowed to import olmes.requests" in result.stdout
     assert "Contracts: 2 kept, 1 broken." in result.stdout
 
 
 def test_peers_importing_each_other_break_the_contract(tmp_path):
     """The store and the site, and scoring, log-probs and requests, are peers: neither imports the other."""
-    shutil.copytree(REPO / "olmes", tmp_path / "olmes", ignore=shutil.ignore_patterns("static", "fonts"))
-    shutil.copy(REPO / "pyproject.toml", tmp_path)
-    for module, peer in (("store/layout.py", "olmes.site.svg"), ("scoring/flags.py", "olmes.logprobs.spec")):
-        path = tmp_path / "olmes" / module
-        path.write_text(path.read_text() + f"\nimport {peer}  # noqa: E402,F401\n")
-    result = lint_imports(tmp_path)
-    assert result.returncode == 1, result.stdout
+    result = lint_with(
+        tmp_path,
+        {"store/layout.py": "import olmes.site.svg", "scoring/flags.py": "import olmes.logprobs.spec"},
+    )
     assert "olmes.store is not allowed to import olmes.site" in result.stdout
     assert "olmes.scoring is not allowed to import olmes.logprobs" in result.stdout
 
 
 def test_the_workflow_module_importing_torch_breaks_the_contract(tmp_path):
-    shutil.copytree(REPO / "olmes", tmp_path / "olmes", ignore=shutil.ignore_patterns("static", "fonts"))
-    shutil.copy(REPO / "pyproject.toml", tmp_path)
-    placement = tmp_path / "olmes" / "logprobs" / "placement.py"  # the workflow sizes its jobs with it
-    placement.write_text(placement.read_text() + "\nfrom olmes.logprobs import models  # noqa: E402,F401\n")
-    result = lint_imports(tmp_path)
-    assert result.returncode == 1, result.stdout
+    """The workflow sizes its jobs with olmes.logprobs.placement: the models module there reaches torch."""
+    result = lint_with(tmp_path, {"logprobs/placement.py": "from olmes.logprobs import models"})
     assert "olmes.cli.workflow is not allowed to import torch" in result.stdout
 
 

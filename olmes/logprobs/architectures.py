@@ -111,3 +111,18 @@ def scoring_path(config: dict, remote_code: bool = False) -> tuple[ScoringPath, 
     if known.path == LEAVES:
         return LEAVES, f"{model_type}: {known.why}"
     return TREE, f"{model_type} is verified exact on the tree path"
+
+
+def sliding_windows(config) -> dict[str, int | None] | int | None:
+    """Per layer type, the sliding window the mask must apply (None = full attention).
+
+    Models mixing full and sliding layers (Gemma 2/3) get a dict of masks keyed by layer type;
+    other models get one mask, windowed when the config asks for it.
+    """
+    layer_types = getattr(config, "layer_types", None)
+    window = getattr(config, "sliding_window", None)
+    if layer_types and len(set(layer_types)) > 1:
+        return {kind: window if kind == "sliding_attention" else None for kind in set(layer_types)}
+    if layer_types:
+        return window if layer_types[0] == "sliding_attention" else None
+    return window if window and getattr(config, "use_sliding_window", True) is not False else None

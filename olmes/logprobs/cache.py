@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from olmes.core.atomic import atomic_path
-from olmes.logprobs.engine import Scores
+from olmes.logprobs.tally import Scores
 
 _SCHEMA = pa.schema(
     [

@@ -12,7 +12,7 @@ import re
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+(@[\w./-]+)?$")  # a hub model: org/name[@revision]
 DTYPE_NAMES = ("float32", "float16", "bfloat16")  # torch dtypes of the same names
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}  # their itemsize, known without torch
-DEFAULT_MAX_BATCH_TOKENS = 512  # tokens forwarded per model call on a CPU (a GPU's: engine.py)
+DEFAULT_MAX_BATCH_TOKENS = 512  # tokens forwarded per model call on a CPU (a GPU's: chunks.py)
 
 
 def own_dtype_name(config: dict) -> str:

@@ -11,7 +11,7 @@ split the model over.
 
 The budget: the weights may take ``WEIGHTS_SHARE`` of each GPU's memory; the rest is left to the
 engine's activations (a chunk sized by gpu_chunk_tokens, its logits, the KV cache of one trie path) and
-CUDA's own context; a CUDA out-of-memory halves the chunk and retries (olmes/logprobs/engine.py).
+CUDA's own context; a CUDA out-of-memory halves the chunk and retries (olmes/logprobs/chunks.py).
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def job_resources(
     return JobResources(**{**computed, **(override or {})})
 
 
-# The GPU chunk-size rule (olmes.logprobs.engine.default_max_batch_tokens): bytes a chunk of q tokens
+# The GPU chunk-size rule (olmes.logprobs.chunks.default_max_batch_tokens): bytes a chunk of q tokens
 # takes beyond the weights, as a + b q + c q (q + depth). Per token: the layer activations alive at once
 # (residual stream, attention projections, the MLP), the chunk's new keys/values of every layer (the
 # cache keeps them until the chunk ends), and in the worst case a vocabulary row of logits in the model's

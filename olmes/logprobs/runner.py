@@ -26,10 +26,12 @@ from olmes.core.errors import OlmesError
 from olmes.core.records import LOGPROB_COLUMNS, RequestRow, RunRecord, read_records, write_run_record
 from olmes.core.resources import file_sha256
 from olmes.logprobs.cache import ChunkWriter, LogprobCache, request_key
-from olmes.logprobs.engine import MAX_INPUT_TOKENS, Scores, score
+from olmes.logprobs.engine import score
 from olmes.logprobs.identity import model_identity
 from olmes.logprobs.models import LoadedModel, ModelPlan, placement_record
 from olmes.logprobs.options import DEFAULT_MAX_BATCH_TOKENS
+from olmes.logprobs.tally import Scores
+from olmes.logprobs.trie import MAX_INPUT_TOKENS
 
 
 def read_requests(path: Path) -> list[RequestRow]:
@@ -61,7 +63,7 @@ def score_file(
     once, so further files scored with it reuse the weights. The run record gets the job's scale facts:
     load (when this file loaded the weights) and engine time, peak memory, cache bytes written.
     ``max_batch_tokens`` None takes the device's default
-    (:func:`olmes.logprobs.engine.default_max_batch_tokens`; on a GPU chosen once the weights are
+    (:func:`olmes.logprobs.chunks.default_max_batch_tokens`; on a GPU chosen once the weights are
     loaded). ``known``: the results known so far (request key -> result), read from the cache when
     None; the new results are added to it. ``check``: an ``olmes check-model`` report of the model
     (made for an architecture not on the verified list), kept in the run record.
