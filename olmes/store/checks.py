@@ -175,7 +175,7 @@ def results_identity(source: Source, items: list) -> ModelIdentity | None:
 
 def check_display_name(source: Source, items: list) -> None:
     """A model goes in only under a display name that says what its weights are: no 4-bit GGUF of an
-    instruct model may read as the full-precision release (olmes.logprobs.identity.qualifiers)."""
+    instruct model may read as the full-precision release (olmes.core.identities.qualifiers)."""
     identity = results_identity(source, items)
     problem = display_name_problem(source.info.display_name, identity)
     if problem:
