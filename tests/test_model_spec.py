@@ -81,3 +81,36 @@ def test_the_parser_imports_neither_torch_nor_transformers(local_models) -> None
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=local_models)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("spec", ["hf", "smollm2-135m", "org/name@v1"])
+def test_olmes_logprobs_parses_its_model_once(local_models, monkeypatch, spec) -> None:
+    """The files check, the plan and the run record take the spec parsed once (the plan gets the
+    ModelSpec); only a local folder is a file the command reads."""
+    from olmes.cli.commands import logprobs as command
+    from olmes.cli.main import main
+    from olmes.logprobs import models
+    from olmes.logprobs import spec as spec_module
+
+    parsed, planned = [], []
+    parse = spec_module.parse_model_spec
+    monkeypatch.setattr(spec_module, "parse_model_spec", lambda text: parsed.append(text) or parse(text))
+    original_files = command.files
+
+    def files(args):
+        found = original_files(args)
+        planned.append([path for option, path in found.reads if option == "--model"])
+        return found
+
+    def prepare(model, *args, **kwargs):
+        planned.append(model)
+        raise OlmesError("stop here")
+
+    monkeypatch.setattr(command, "files", files)
+    monkeypatch.setattr(models, "prepare", prepare)
+    (local_models / "requests.jsonl").write_text("", encoding="utf-8")
+    argv = ["logprobs", "--model", spec, "--requests", "requests.jsonl", "--output", "out.parquet"]
+    assert main(argv) == 2
+    assert parsed == [spec]
+    assert planned[0] == ([Path("hf")] if spec == "hf" else [])
+    assert planned[1] == parse_model_spec(spec)
