@@ -86,6 +86,22 @@ def test_a_run_record_before_hardware_says_not_recorded_in_its_place() -> None:
     assert run["hardware"] == "not recorded" and keys.index("hardware") == keys.index("device") + 1
 
 
+def test_a_table_of_two_shapes_reads_as_one() -> None:
+    """Tables before olmes.table/3 kept a models x tasks table's averages at the top of the record by
+    label (Table 4, bits per byte...) or under ``averages`` (the paper's layouts); /3 has one shape."""
+    old = json.loads((OLD / "olmes.table-1.bpb.json").read_text(encoding="utf-8"))
+    table = TABLE_FORMAT.read(OLD / "olmes.table-1.bpb.json")
+    for before, after in zip(old["records"], table["records"], strict=True):
+        assert "Average" not in after and after["averages"] == {"Average": before["Average"]}
+        assert list(after)[: list(after).index("averages") + 1] == [
+            "model",
+            "display_name",
+            "partial",
+            "tasks",
+            "averages",
+        ]
+
+
 def test_a_repeated_score_that_is_not_the_best_of_two_is_refused(tmp_path) -> None:
     document = json.loads((OLD / "olmes.scores-1.boolq.json").read_text(encoding="utf-8"))
     path = tmp_path / "boolq.scores.json"

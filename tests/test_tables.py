@@ -122,10 +122,10 @@ def test_table4_daggers_average_and_partial_runs():
     )
     assert limited["tasks"]["piqa"]["olmes_score"] == 0.6
     full = next(r for r in table.records if r["model"] == "full")
-    assert full["Average"] == pytest.approx((0.6 * 9 + 0.8) / 10)
+    assert full["averages"]["Average"] == pytest.approx((0.6 * 9 + 0.8) / 10)
     assert full["average_stderr"] == pytest.approx(0.01 / 10**0.5)  # ten errors of 0.01, independent
-    assert limited["Average"] is None and limited["average_stderr"] is None
-    assert complete[0][-1].value == full["Average"] and complete[0][0].value is None
+    assert limited["averages"]["Average"] is None and limited["average_stderr"] is None
+    assert complete[0][-1].value == full["averages"]["Average"] and complete[0][0].value is None
     assert "not an OLMES score" in table.caption
     latex = render.table_latex(table)
     assert "Model & ARC-C & ARC-E & BoolQ & CSQA & HSwag" in latex  # short labels keep ten tasks narrow

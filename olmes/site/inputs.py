@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from olmes.core.bounded_json import parse_json
 from olmes.core.errors import OlmesError
 from olmes.core.records import (
     FIGURE_FORMAT,
@@ -113,28 +112,13 @@ def read_tables(folder: Path) -> TableSet:
 
 
 def _read_table(folder: Path, key: str, form: Format[Table]) -> Table:
-    """``<folder>/<key>.json``, read through its format's upgrades. A table of an olmes before the
-    numbers behind its cells (no ``values``) is refused as such: re-running olmes tables is the fix."""
+    """``<folder>/<key>.json``, read through its format's upgrades: a table of an olmes before the
+    numbers behind its cells (``values``) fails the check as "a olmes.table/1 file; re-run olmes
+    tables", the format's own words."""
     path = folder / f"{key}.json"
     if not path.is_file():
         raise OlmesError(f"{path} missing; re-run `olmes tables --out {folder}`")
-    try:
-        return form.read(path)
-    except OlmesError:
-        if _lacks_values(path):
-            raise OlmesError(
-                f"{path} was written by an older olmes; re-run `olmes tables --out {folder}`"
-            ) from None
-        raise
-
-
-def _lacks_values(path: Path) -> bool:
-    """A JSON object without ``values``: a table written before olmes wrote them."""
-    try:
-        document = parse_json(path.read_text(encoding="utf-8"), str(path))
-    except (OSError, ValueError, OlmesError):
-        return False
-    return isinstance(document, dict) and "values" not in document
+    return form.read(path)
 
 
 def check_tables_match(scores: ScoreSet, tables: TableSet) -> None:

@@ -127,4 +127,4 @@ def model_averages(store: Path) -> dict[str, float | None]:
     from olmes.tables.score_tables import table4
 
     table = table4(load_scores(score_paths(store), model_infos(store)))
-    return {record["display_name"]: record["Average"] for record in table.records}
+    return {record["display_name"]: record["averages"]["Average"] for record in table.records}

@@ -55,7 +55,8 @@ def leaderboard_table(
         }
         rows.append({
             "rank": None, "model": info.name, "display_name": info.display_name,
-            "partial": scores.model_is_partial(info.name), "average": average.get("Average"),
+            "partial": scores.model_is_partial(info.name),
+            "average": average.get("averages", {}).get("Average"),
             "average_stderr": average.get("average_stderr"), "tasks": tasks,
         })  # fmt: skip
     if reported:

@@ -77,16 +77,16 @@ def model_table(
     averages: dict[str, Callable[[str], float | None]] | None = None,
     *,
     average_cell: Callable[[float | None], Cell] = percent_cell,
-    averages_key: str | None = None,
     summary_rows: list[tuple[str, list[Cell], dict]] = (),
     header_groups: bool = False,
 ) -> Table:
     """Rows = models (complete group first, then partial runs), columns = ``columns`` in the given
     order, then the ``averages`` (each a function of the model, called only for models complete on
     every task; otherwise the column shows "—"). A model's record holds each column's fields under
-    its task (``tasks``) and the averages under ``averages_key`` (by label at the top of the record
-    where it is None). ``summary_rows`` (label, cells, record) close the table as a group of their
-    own; ``header_groups`` spans each task's name over its columns in LaTeX."""
+    its task (``tasks``) and the averages by label under ``averages`` (empty where the table has
+    none): one record shape for every such table (olmes.table/3). ``summary_rows`` (label, cells,
+    record) close the table as a group of their own; ``header_groups`` spans each task's name over
+    its columns in LaTeX."""
     averages = averages or {}
     complete_rows, partial_rows, records = [], [], []
     for info in scores.models:
@@ -102,7 +102,7 @@ def model_table(
             if fields is not None:
                 record["tasks"].setdefault(column.task, {}).update(fields)
         complete = scores.complete_on_all_tasks(info.name)
-        written = record if averages_key is None else record.setdefault(averages_key, {})
+        written = record["averages"] = {}
         for label, average in averages.items():
             value = average(info.name) if complete else None
             row.append(average_cell(value))

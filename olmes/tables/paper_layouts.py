@@ -161,7 +161,7 @@ def layout_table(
     ``summary_rows`` (label, cells, record) close the table as a group of their own."""
     return model_table(
         scores, key, title, caption, columns, averages,
-        averages_key="averages", summary_rows=summary_rows, header_groups=True,
+        summary_rows=summary_rows, header_groups=True,
     )  # fmt: skip
 
 

@@ -1,5 +1,6 @@
 """The files of ``olmes tables``: its index, each table and figure, and the flags."""
 
+from collections.abc import Callable
 from typing import Any, Literal, NotRequired, TypedDict
 
 from olmes.core.methods import Formulation
@@ -153,12 +154,37 @@ def _tagged(document: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
-def _tables_format(name: str, kind: type) -> Format:
-    return Format(name, kind, made_by="re-run olmes tables", upgrades=(_tagged,), unversioned=True)
+GRID_FIELDS = ("model", "display_name", "partial", "tasks")
+"""The fields of a record of a table of models x tasks (olmes.tables.model_grid.model_table)."""
+
+
+def _averages_in_one_place(table: dict[str, Any]) -> dict[str, Any]:
+    """/2 -> /3: a models x tasks table's averages are in each record's ``averages``, by label (empty
+    where the table has none). /2 had two shapes: Tables 4, CF and MCF accuracy, the normalizations
+    and bits per byte kept them at the top of the record by label, the paper's layouts under
+    ``averages``. A record is of such a table when it has the grid's fields and is no leaderboard row;
+    an average is a top-level key that is one of the table's column labels."""
+    labels = set(table.get("header", [])) - set(GRID_FIELDS)
+    records = []
+    for record in table.get("records", []):
+        if isinstance(record, dict) and set(GRID_FIELDS) <= set(record) and "rank" not in record:
+            moved = {key: value for key, value in record.items() if key in labels}
+            kept = {key: value for key, value in record.items() if key not in labels and key != "averages"}
+            at = list(kept).index("tasks") + 1
+            items = list(kept.items())
+            record = dict([*items[:at], ("averages", {**record.get("averages", {}), **moved}), *items[at:]])
+        records.append(record)
+    return {**table, "records": records}
+
+
+def _tables_format(name: str, kind: type, *upgrades: Callable[[dict[str, Any]], dict[str, Any]]) -> Format:
+    return Format(name, kind, made_by="re-run olmes tables", upgrades=(_tagged, *upgrades), unversioned=True)
 
 
 TABLES_INDEX_FORMAT = _tables_format("olmes.tables-index", TablesIndex)
-TABLE_FORMAT = _tables_format("olmes.table", TableDocument)
-LEADERBOARD_FORMAT = _tables_format("olmes.table", LeaderboardTable)  # the table whose records are checked
+TABLE_FORMAT = _tables_format("olmes.table", TableDocument, _averages_in_one_place)
+LEADERBOARD_FORMAT = _tables_format(
+    "olmes.table", LeaderboardTable, _averages_in_one_place
+)  # records checked
 FIGURE_FORMAT = _tables_format("olmes.figure", FigureDocument)
 FLAGS_FORMAT = _tables_format("olmes.flags", FlagsDocument)
