@@ -32,7 +32,7 @@ class ImportModel:
     """The model of an import: its spec resolved, its tokenizer, the precision the run computed in."""
 
     spec: str
-    resolved: Any  # olmes.logprobs.models.ResolvedModel
+    resolved: Any  # olmes.logprobs.resolve.ResolvedModel
     tokenizer: Any
     bos: int | None
     dtype: str
