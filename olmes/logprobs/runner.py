@@ -23,7 +23,15 @@ import pyarrow.parquet as pq
 from olmes import __version__
 from olmes.core.atomic import atomic_path
 from olmes.core.errors import OlmesError
-from olmes.core.records import LOGPROB_COLUMNS, RequestRow, RunRecord, read_records, write_run_record
+from olmes.core.records import (
+    LOGPROB_COLUMNS,
+    LOGPROB_FORMAT,
+    REQUESTS_FORMAT,
+    RequestRow,
+    RunRecord,
+    read_records,
+    write_run_record,
+)
 from olmes.core.resources import file_sha256
 from olmes.logprobs.cache import ChunkWriter, LogprobCache, request_key
 from olmes.logprobs.engine import score
@@ -38,7 +46,7 @@ def read_requests(path: Path) -> list[RequestRow]:
     """A request file's rows, each checked; a bad line is reported with its number."""
     if not path.is_file():
         raise OlmesError(f"request file {path} does not exist")
-    return read_records(path, RequestRow)
+    return read_records(path, REQUESTS_FORMAT)
 
 
 def score_file(
@@ -160,7 +168,7 @@ def write_parquet(output: Path, requests: list[RequestRow], results: list[tuple[
         values = computed.get(column.name) or [r.get(column.name) for r in requests]
         columns[column.name] = pa.array(values, pa.type_for_alias(column.arrow_type))
     with atomic_path(output) as temp:
-        pq.write_table(pa.table(columns), temp)
+        pq.write_table(pa.table(columns, metadata=LOGPROB_FORMAT.metadata()), temp)
 
 
 def run_record(
