@@ -13,33 +13,17 @@ as an error, for the list to be corrected.
 from __future__ import annotations
 
 import dataclasses
-from typing import TypedDict
 
 import numpy as np
 
 from olmes.core.errors import OlmesError
 from olmes.core.numerics import COVERED_DTYPES, share_of_tolerance
+from olmes.core.records import CheckReport
 from olmes.logprobs.architectures import LEAVES, TREE
 from olmes.logprobs.engine import score
 from olmes.logprobs.models import LoadedModel, ModelPlan
 
 SMALL_CHUNK = 64
-
-
-class CheckReport(TypedDict):
-    """What ``olmes check-model --output`` writes."""
-
-    model: str
-    model_type: str
-    requests: int
-    tree_max_delta: float | None  # None: the tree path crashed (tree_error)
-    tree_max_share: float | None  # max |delta| / the float error model's bound (exact: <= 1)
-    tree_greedy_flips: int | None
-    tree_error: str | None
-    tree_exact: bool
-    scoring_path: str
-    scoring_reason: str
-    ok: bool  # False only when the path olmes takes is the tree and it is not exact
 
 
 def checkable(plan: ModelPlan) -> bool:

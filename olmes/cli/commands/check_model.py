@@ -39,7 +39,7 @@ def files(args: argparse.Namespace) -> CommandFiles:
 
 def run(args: argparse.Namespace) -> int:
     from olmes.cli.model_check import check_pairs
-    from olmes.core.atomic import write_json_atomic
+    from olmes.core.records import CHECK_FORMAT
     from olmes.logprobs.check import check_model, summary_line
     from olmes.logprobs.models import prepare
 
@@ -48,6 +48,6 @@ def run(args: argparse.Namespace) -> int:
     )
     report = check_model(plan, check_pairs())
     if args.output is not None:
-        write_json_atomic(args.output, report)
+        CHECK_FORMAT.write(args.output, report)
     print(f"olmes: {summary_line(report)}", file=sys.stderr)
     return 0 if report["ok"] else 1

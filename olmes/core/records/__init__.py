@@ -18,10 +18,12 @@ from olmes.core.records.jsonlines import (
     write_records,
 )
 from olmes.core.records.logprobs import (
+    CHECK_FORMAT,
     LOGPROB_COLUMNS,
     LOGPROB_FORMAT,
     LOGPROB_SCORED,
     RUN_FORMAT,
+    CheckReport,
     Column,
     ImportedRun,
     MetricComparison,
@@ -90,6 +92,7 @@ from olmes.core.records.tables import (
 
 DOCUMENT_FORMATS: tuple[Format, ...] = (
     RUN_FORMAT,
+    CHECK_FORMAT,
     SCORES_FORMAT,
     ROTATIONS_FORMAT,
     REPRODUCTION_FORMAT,
@@ -107,6 +110,8 @@ JSON_LINES_FORMATS: tuple[JsonLinesFormat, ...] = (REQUESTS_FORMAT, INSTANCES_FO
 
 __all__ = [
     "BestOfTwo",
+    "CHECK_FORMAT",
+    "CheckReport",
     "BitsPerByte",
     "Column",
     "DOCUMENT_FORMATS",

@@ -106,6 +106,23 @@ class ImportedRun(TypedDict):
     comparison: list[MetricComparison]
 
 
+class CheckReport(TypedDict):
+    """What ``olmes check-model --output`` writes (CHECK_FORMAT), and a run record keeps as its
+    ``architecture_check`` (an unverified architecture's check)."""
+
+    model: str
+    model_type: str
+    requests: int
+    tree_max_delta: float | None  # None: the tree path crashed (tree_error)
+    tree_max_share: float | None  # max |delta| / the float error model's bound (exact: <= 1)
+    tree_greedy_flips: int | None
+    tree_error: str | None
+    tree_exact: bool
+    scoring_path: str
+    scoring_reason: str
+    ok: bool  # False only when the path olmes takes is the tree and it is not exact
+
+
 class RunRecord(TypedDict):
     """``<log-prob file>.run.json``: what produced a log-prob file, and what it cost."""
 
@@ -127,7 +144,7 @@ class RunRecord(TypedDict):
     scoring_reason: NotRequired[str]
     attn_implementation: NotRequired[str | None]  # None: every request came from the cache
     trust_remote_code: NotRequired[bool]
-    architecture_check: NotRequired[dict[str, Any]]  # olmes check-model's report: unverified architectures
+    architecture_check: NotRequired[CheckReport]  # olmes check-model's report: unverified architectures
     imported: NotRequired[ImportedRun]  # made by another implementation, imported (olmes import)
     versions: dict[str, str | None]
     requests_file: str
@@ -184,3 +201,7 @@ LOGPROB_FORMAT = ParquetFormat("olmes.logprobs", 2, "re-run the log-prob job")
 """Log-prob files (:data:`LOGPROB_COLUMNS`). /1: no format in the schema metadata; /2: the same columns,
 the tag in the metadata. A /1 file is read as it is and never rewritten: log-prob files are addressed
 by their SHA-256 (summaries, reproduction records, blob hosts)."""
+
+CHECK_FORMAT = Format("olmes.model-check", CheckReport, made_by="run olmes check-model again")
+"""``olmes check-model --output``. Inside a run record (``architecture_check``) the report is part of
+the run record's format and carries no tag of its own."""
