@@ -40,7 +40,8 @@ def test_tests_that_download_and_convert_models_leave_the_home_untouched(tmp_pat
     home.mkdir()
     done = _pytest(
         home,
-        "tests/test_identity.py::test_the_migration_refuses_a_bad_store",
+        "tests/test_identity.py::test_the_embedded_models_are_an_instruct_q4_1_and_a_base_q4_k_m_gguf",
+        "tests/test_identity.py::test_the_run_record_carries_the_identity",
         "tests/test_models.py",
         "tests/test_resources.py",
         "-m", "not slow or slow",
