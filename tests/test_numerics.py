@@ -98,3 +98,21 @@ def test_the_report_says_differs_only_for_a_flip_the_model_does_not_explain():
     lines = summary_lines(reproduction_report([tie, real]))
     assert "NOT explained by float error" in lines[3] and lines[-1].startswith("  DIFFERS: 48/50")
     assert summary_lines(reproduction_report([]))[-1].startswith("  reproduced: 50/50 decisions identical;")
+    assert summary_lines(reproduction_report([]), "M instruct Q4_1 GGUF")[0].startswith(
+        "M instruct Q4_1 GGUF: first 10"
+    )
+
+
+def test_the_main_job_names_each_reproduced_model_by_its_display_name(tmp_path, capsys):
+    """The main job's report (olmes.cli.workflow.print_reproduction) names a model as the tables and
+    the site do: the store's display name says what it is, the folder name does not."""
+    import json
+    from pathlib import Path
+
+    from olmes.cli.workflow import print_reproduction
+
+    report = tmp_path / "SmolLM2-135M.json"
+    report.write_text(json.dumps({**reproduction_report([]), "model": "SmolLM2-135M"}))
+    print_reproduction([str(report)], 0.0, str(Path(__file__).resolve().parent.parent / "leaderboard"))
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("SmolLM2-135M instruct Q4_1 GGUF: first 10 instances of each task recomputed")

@@ -1019,11 +1019,18 @@ def test_the_reproduction_page_lists_each_flip_with_its_margins_and_verdict(buil
            "margin_there": 2e-5, "bound": 1e-4, "within_error": True}  # fmt: skip
     real = {**tie, "instance_index": 4, "method": "mcf", "margin_here": 0.5, "within_error": False}
     reports = []
-    for name, flips in (("alpha", [tie]), ("beta", [tie, real])):
+    hardware = (["cpu"], ["cpu", "not recorded"])
+    for (name, flips), store_hardware in zip(
+        (("alpha", [tie]), ("beta", [tie, real])), hardware, strict=True
+    ):
         reports.append(tmp_path / f"{name}.json")
-        reports[-1].write_text(json.dumps({**reproduction_report(flips), "model": name}))
+        report = {**reproduction_report(flips), "model": name, "store_hardware": store_hardware}
+        reports[-1].write_text(json.dumps(report))
     build_site([built["scores"]], tmp_path / "site", built["tables"], reproduction=reports)
     page = (tmp_path / "site" / "reproduction.html").read_text(encoding="utf-8")
+    assert "<h2>Alpha-1B</h2>" in page and "<h2>Beta-1B</h2>" in page  # the display names, as everywhere
+    assert "published from cpu (some of its runs did not record their hardware)" in page
+    assert "cpu, not recorded" not in page
     assert page.count("tie within float error</td>") == 2 and page.count("not explained by float error") == 2
     assert "reproduced within float error</strong>" in page and "DIFFERS</strong>" in page
     assert "1.0e-04" in page and "5.0e-01" in page  # the bound and the unexplained margin

