@@ -40,11 +40,18 @@ def split_tag(tag: Any) -> tuple[str, int] | None:
     return (name, int(number)) if number.isdigit() and not number.startswith("0") else None
 
 
-def newer_problem(where: str, name: str, found: int, known: int) -> str:
-    return (
-        f"{where}: {name}/{found} is newer than this olmes reads ({name}/{known}); "
-        "upgrade olmes (pip install -U olmes) to read it"
-    )
+def tagged_version(tag: Any, name: str, current: int, where: str, foreign: str) -> int:
+    """The version a tag names of format ``name``; ``foreign`` (the message) when it names another
+    format or none, and a refusal naming both versions when it is newer than ``current``."""
+    named = split_tag(tag)
+    if named is None or named[0] != name:
+        raise OlmesError(f"{where}: {foreign}")
+    if named[1] > current:
+        raise OlmesError(
+            f"{where}: {name}/{named[1]} is newer than this olmes reads ({name}/{current}); "
+            "upgrade olmes (pip install -U olmes) to read it"
+        )
+    return named[1]
 
 
 @dataclass(frozen=True)
@@ -78,12 +85,8 @@ class Format(Generic[R]):
             return 1
         if tag in self.older_tags:
             return self.older_tags[tag]
-        named = split_tag(tag)
-        if named is None or named[0] != self.name:
-            raise OlmesError(f"{where}: not a {self.kind.__name__} ({self.tag}); {self.made_by}")
-        if named[1] > self.version:
-            raise OlmesError(newer_problem(where, self.name, named[1], self.version))
-        return named[1]
+        foreign = f"not a {self.kind.__name__} ({self.tag}); {self.made_by}"
+        return tagged_version(tag, self.name, self.version, where, foreign)
 
     def upgraded(self, document: Any, where: str) -> R:
         """A parsed document of any version of this format as the current record, checked."""
@@ -96,20 +99,16 @@ class Format(Generic[R]):
                 raise OlmesError(f"{where} ({self.name}/{number}): {error}") from None
         if self.nested is not None:
             self.nested(body, where)
-        if version == self.version:
-            return checked({FORMAT_KEY: self.tag, **body}, self.kind, where)
         try:
             return checked({FORMAT_KEY: self.tag, **body}, self.kind, where)
-        except OlmesError as error:  # an older file olmes once wrote in another shape
+        except OlmesError as error:
+            if version == self.version:
+                raise
+            # an older file olmes once wrote in another shape
             raise OlmesError(f"{error} (a {self.name}/{version} file); {self.made_by}") from None
 
     def read(self, path: str | os.PathLike) -> R:
         return self.upgraded(parse_file(Path(path)), str(path))
-
-    def is_current(self, path: str | os.PathLike) -> bool:
-        """The file is already this olmes's version (``olmes upgrade`` leaves it as it is)."""
-        document = parse_file(Path(path))
-        return isinstance(document, dict) and document.get(FORMAT_KEY) == self.tag
 
     def stamped(self, record: Mapping[str, Any]) -> R:
         """The record with this format's tag first, checked: what :meth:`write` writes."""
@@ -151,13 +150,9 @@ class ParquetFormat:
         raw = (metadata or {}).get(PARQUET_KEY)
         if raw is None:
             return 1
-        named = split_tag(raw.decode("utf-8", "replace"))
-        if named is None or named[0] != self.name:
-            found = raw.decode("utf-8", "replace")
-            raise OlmesError(f"{where}: a Parquet file of {found!r}, not {self.tag}; {self.made_by}")
-        if named[1] > self.version:
-            raise OlmesError(newer_problem(where, self.name, named[1], self.version))
-        return named[1]
+        found = raw.decode("utf-8", "replace")
+        foreign = f"a Parquet file of {found!r}, not {self.tag}; {self.made_by}"
+        return tagged_version(found, self.name, self.version, where, foreign)
 
     def check_file(self, path: str | os.PathLike) -> int:
         """:meth:`check` of a file's footer (the data is not read)."""

@@ -17,7 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from olmes.core.atomic import atomic_path
 from olmes.core.errors import OlmesError
-from olmes.core.records.formats import FORMAT_KEY, newer_problem, split_tag
+from olmes.core.records.formats import FORMAT_KEY, tagged_version
 from olmes.core.records.typecheck import checked, parsed
 
 R = TypeVar("R")
@@ -39,11 +39,9 @@ class JsonLinesFormat(Generic[R]):
         """A first line that names the file's format (refused when newer than this olmes)."""
         if not (isinstance(row, dict) and set(row) == {FORMAT_KEY}):
             return False
-        named = split_tag(row[FORMAT_KEY])
-        if named is None or named[0] != self.name:
-            raise OlmesError(f"{where}: a file of {row[FORMAT_KEY]!r}, not {self.tag}")
-        if named[1] > self.version:
-            raise OlmesError(newer_problem(where, self.name, named[1], self.version))
+        tagged_version(
+            row[FORMAT_KEY], self.name, self.version, where, f"a file of {row[FORMAT_KEY]!r}, not {self.tag}"
+        )
         return True
 
 
