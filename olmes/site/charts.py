@@ -70,7 +70,7 @@ class PickableChart:
         return f"{target}[{json.dumps(chart_id)}] = {text};\n"
 
 
-def _pickable(
+def pickable(
     values: list[dict], key: str, ranking: list[str], draw: Callable[[], alt.TopLevelMixin], top: int | None
 ) -> PickableChart | None:
     """Split ``values`` (the chart's rows) into the first ``top`` (default :data:`TOP_MODELS`) keys by
@@ -92,8 +92,8 @@ def _pickable(
     return PickableChart(spec, key, shown, fields, others)
 
 
-def _no_data() -> alt.Data:
-    """The chart's data, set by :func:`_pickable` once the spec is made."""
+def no_data() -> alt.Data:
+    """The chart's data, set by :func:`pickable` once the spec is made."""
     return alt.Data(values=[])
 
 
@@ -201,14 +201,14 @@ def figure2_spec(
                 tooltip=tooltip,
             )
         )
-        layered = alt.layer(chance_rule, bars, lines, points, data=_no_data()).properties(
+        layered = alt.layer(chance_rule, bars, lines, points, data=no_data()).properties(
             width=190, height=150
         )
         return layered.facet(
             facet=alt.Facet("task:N", sort=tasks, title=None), columns=min(5, max(1, len(tasks)))
         ).resolve_scale(y="independent")
 
-    return _pickable(data, "model", ranking, draw, top)
+    return pickable(data, "model", ranking, draw, top)
 
 
 def figure1_spec(
@@ -244,13 +244,13 @@ def figure1_spec(
         lines = base.mark_line(strokeWidth=2).encode(detail="series:N")
         points = base.mark_point(filled=True, size=45).encode(tooltip=tooltip)
         return (
-            alt.layer(lines, points, data=_no_data())
+            alt.layer(lines, points, data=no_data())
             .properties(width=190, height=150)
             .facet(facet=alt.Facet("task:N", sort=tasks, title=None), columns=min(5, max(1, len(tasks))))
             .resolve_scale(y="independent")
         )
 
-    return _pickable(data, "series", series_ranking, draw, top)
+    return pickable(data, "series", series_ranking, draw, top)
 
 
 def subjects_spec(rows: list[dict], ranking: list[str], top: int | None = None) -> PickableChart | None:
@@ -263,7 +263,7 @@ def subjects_spec(rows: list[dict], ranking: list[str], top: int | None = None) 
 
     def draw():
         return (
-            alt.Chart(_no_data())
+            alt.Chart(no_data())
             .mark_point(filled=True, size=40, opacity=0.85)
             .encode(
                 y=alt.Y("subject:N", title=None, sort="ascending", axis=alt.Axis(labelLimit=220)),
@@ -284,54 +284,4 @@ def subjects_spec(rows: list[dict], ranking: list[str], top: int | None = None) 
             .facet(column=alt.Column("formulation:N", title=None, sort=list(FORMULATION_LABELS.values())))
         )
 
-    return _pickable(data, "model", ranking, draw, top)
-
-
-def letter_bias_spec(rows: list[dict], ranking: list[str], top: int | None = None) -> PickableChart | None:
-    """MCF letter bias: per model (rows, in the ``ranking``'s order: display names, strongest first)
-    and task (columns), the share of predictions at each letter beside the share of gold answers
-    there, over every answer order (the ``letter_bias`` figure data). An unbiased model's bars
-    match; a model that always says C has one tall bar."""
-    place = {name: position for position, name in enumerate(ranking)}
-    data = [
-        {
-            "model": row["display_name"],
-            "task": row["task_name"],
-            "letter": row["letter"],
-            "series": series,
-            "share": round(100 * row[key], 2),
-            "place": place.get(row["display_name"], len(place)),
-        }  # fmt: skip
-        for row in rows
-        for series, key in (("predicted", "predicted"), ("gold", "gold"))
-    ]
-
-    def draw():
-        return (
-            alt.Chart(_no_data())
-            .mark_bar()
-            .encode(
-                x=alt.X("letter:N", title=None, axis=alt.Axis(labelAngle=0)),
-                xOffset=alt.XOffset("series:N", sort=["predicted", "gold"]),
-                y=alt.Y("share:Q", title="Share (%)", scale=alt.Scale(domain=[0, 100])),
-                color=alt.Color(
-                    "series:N",
-                    title=None,
-                    scale=alt.Scale(domain=["predicted", "gold"], range=[MCF_COLOR, "#9aa1a9"]),
-                ),
-                tooltip=[
-                    alt.Tooltip("model:N", title="Model"),
-                    alt.Tooltip("task:N", title="Task"),
-                    alt.Tooltip("letter:N", title="Letter"),
-                    alt.Tooltip("series:N", title="Share of"),
-                    alt.Tooltip("share:Q", title="Share (%)", format=".1f"),
-                ],
-            )
-            .properties(width=150, height=110)
-            .facet(
-                row=alt.Row("model:N", title=None, sort=alt.EncodingSortField("place", op="min")),
-                column=alt.Column("task:N", title=None),
-            )
-        )
-
-    return _pickable(data, "model", ranking, draw, top)
+    return pickable(data, "model", ranking, draw, top)

@@ -20,6 +20,7 @@ from olmes.site import charts
 from olmes.site.browser_files import DataFiles
 from olmes.site.downloads import subjects_csv
 from olmes.site.inputs import TableSet
+from olmes.site.letter_bias_chart import letter_bias_spec
 from olmes.site.pages import SiteData, SiteModel, TaskFacts, method_labels, task_facts
 from olmes.site.predictions import BrowserData
 from olmes.site.svg import static_svg
@@ -280,7 +281,7 @@ class RobustnessView(TypedDict):
 
 
 def robustness_view(inputs: SiteInputs, out: SiteWriter) -> RobustnessView:
-    letter_bias = charts.letter_bias_spec(inputs.data.tables.figures["letter_bias"], inputs.ranking)
+    letter_bias = letter_bias_spec(inputs.data.tables.figures["letter_bias"], inputs.ranking)
     return {"tables": inputs.data.tables, "letter_bias": chart_data(out, "letter-bias", letter_bias)}
 
 
