@@ -148,6 +148,57 @@
     apply();
   }
 
+  /* How far from a box's left edge the columns of its table that stick to the left reach (the
+     leaderboard's names), or 0 when none does: where the box's left shadow starts. */
+  function stickyInset(box) {
+    var table = box.querySelector("table"), left = box.getBoundingClientRect().left, inset = 0;
+    if (!table || !table.rows.length) return 0;
+    Array.prototype.forEach.call(table.rows[0].cells, function (cell) {
+      var style = window.getComputedStyle(cell);
+      if (style.position === "sticky" && style.left !== "auto") {
+        inset = Math.max(inset, cell.getBoundingClientRect().right - left);
+      }
+    });
+    return inset;
+  }
+
+  /* A box that scrolls sideways (.scroll, .chart-scroll) shows when its content is wider than it: the
+     box goes into a .scroll-frame whose classes more-left and more-right draw a shadow over each edge
+     that content is hidden past (style.css), and a hint after the frame says which way it scrolls.
+     Kept right on scroll, when the box is resized (the window) and when its content changes (a sort,
+     "Show all", reported rows hidden, a name filter, columns added, a chart drawn again): each
+     checked once, in the next frame. Without scripts the box's own backgrounds show the shadows. */
+  function initScrollSign(box) {
+    var frame = document.createElement("div"), hint = document.createElement("p"), waiting = false;
+    frame.className = "scroll-frame";
+    hint.className = "scroll-hint";
+    hint.setAttribute("aria-hidden", "true");  /* what it says is seen; a screen reader reads the cells */
+    box.parentNode.insertBefore(frame, box);
+    frame.appendChild(box);
+    frame.parentNode.insertBefore(hint, frame.nextSibling);
+    function update() {
+      waiting = false;
+      var end = box.scrollWidth - box.clientWidth;
+      var left = box.scrollLeft > 1, right = box.scrollLeft < end - 1, inset = stickyInset(box);
+      frame.classList.toggle("more-left", left);
+      frame.classList.toggle("more-right", right);
+      frame.classList.toggle("sticky-left", inset > 0);
+      frame.style.setProperty("--scroll-inset", inset + "px");
+      hint.hidden = !left && !right;
+      hint.textContent = (left ? "← " : "") + "scroll" + (right ? " →" : "");
+    }
+    function later() {
+      if (!waiting) { waiting = true; window.requestAnimationFrame(update); }
+    }
+    box.addEventListener("scroll", later, { passive: true });
+    if (window.ResizeObserver) new window.ResizeObserver(later).observe(box);
+    else window.addEventListener("resize", later);
+    new MutationObserver(later).observe(box, {
+      childList: true, subtree: true, attributes: true, attributeFilter: ["class", "hidden"]
+    });
+    update();
+  }
+
   function chartError(element, text) {
     element.textContent = text;
     element.classList.add("chart-error");
@@ -368,6 +419,8 @@
     Array.prototype.forEach.call(document.querySelectorAll("input[data-filter-table]"), initFilter);
     Array.prototype.forEach.call(document.querySelectorAll("input[data-toggle-reported]"), initReportedToggle);
     Array.prototype.forEach.call(document.querySelectorAll("button[data-show-all]"), initShowAll);
+    /* last: the first sign sees each table as the inits above leave it */
+    Array.prototype.forEach.call(document.querySelectorAll(".scroll, .chart-scroll"), initScrollSign);
   });
 
   window.OLMES = { initCharts: initCharts, sortTable: sortTable };
