@@ -53,6 +53,8 @@ EARLIER_FILES = [
     ("olmes.tables-index-1.json", TABLES_INDEX_FORMAT, 1),
     ("olmes.table-1.bpb.json", TABLE_FORMAT, 1),
     ("olmes.figure-1.json", FIGURE_FORMAT, 1),
+    ("olmes.table-3.table3.json", TABLE_FORMAT, 3),
+    ("olmes.figure-2.json", FIGURE_FORMAT, 2),
     ("olmes.flags-1.json", FLAGS_FORMAT, 1),
     ("olmes.site-manifest-1.json", SITE_MANIFEST_FORMAT, 1),
 ]
@@ -100,6 +102,21 @@ def test_a_table_of_two_shapes_reads_as_one() -> None:
             "tasks",
             "averages",
         ]
+
+
+def test_tables_and_figures_before_reported_rows_say_they_have_none() -> None:
+    """olmes.table/4 marks each group that holds a paper's numbers, olmes.figure/3 each row's kind; the
+    files before had only evaluated models."""
+    old = json.loads((OLD / "olmes.table-3.table3.json").read_text(encoding="utf-8"))
+    table = TABLE_FORMAT.read(OLD / "olmes.table-3.table3.json")
+    assert [{**group, "reported": False} for group in old["groups"]] == table["groups"]
+    for name in ("olmes.figure-1.json", "olmes.figure-2.json"):
+        old = json.loads((OLD / name).read_text(encoding="utf-8"))
+        figure = FIGURE_FORMAT.read(OLD / name)
+        at = old["columns"].index("display_name") + 1
+        assert figure["columns"] == [*old["columns"][:at], "kind", *old["columns"][at:]]
+        assert [list(row) for row in figure["rows"]] == [figure["columns"]] * len(old["rows"])
+        assert [{**row, "kind": "evaluated"} for row in old["rows"]] == figure["rows"]
 
 
 def test_a_repeated_score_that_is_not_the_best_of_two_is_refused(tmp_path) -> None:

@@ -21,7 +21,7 @@ from olmes.scoring.flags import chance_accuracy
 from olmes.scoring.predictions import NEAR_TIE_NATS
 from olmes.scoring.statistics import olmes_result
 from olmes.site import inputs
-from olmes.tables import bootstrap, build, figures, leaderboard, render, results, score_tables
+from olmes.tables import bootstrap, build, figures, leaderboard, render, results, score_tables, table3
 from olmes.tables.digest import PredictionDigest
 from tests.helpers import compile_latex, write_model_files
 
@@ -73,7 +73,7 @@ def test_table3_win_rates_count_every_tied_winner_and_diff_oracle():
     boolq = [
         fake_summary(m, "boolq", {"cf_none": 0.7, "cf_token": 0.6, "cf_char": 0.6}) for m in ("m1", "m2")
     ]
-    table = score_tables.table3(make_scores(arc + boolq))
+    table = table3.table3(make_scores(arc + boolq))
     record = table.records[0]
     assert record["wins"] == {"none": 1, "token": 2, "char": 2, "pmi": 2}
     assert record["diff_oracle"] == pytest.approx((0.2 + 0.0 + 0.0) / 3)
@@ -89,7 +89,7 @@ def test_table3_win_rates_count_every_tied_winner_and_diff_oracle():
 
 def test_table3_counts_partial_models():
     summaries = [fake_summary("m1", "piqa", {"cf_none": 0.5, "cf_token": 0.6, "cf_char": 0.7}, partial=True)]
-    rows = {row[0]: row[1:] for row in shown(score_tables.table3(make_scores(summaries)).rows)}
+    rows = {row[0]: row[1:] for row in shown(table3.table3(make_scores(summaries)).rows)}
     assert rows["Models"] == [f"1 (1{render.PARTIAL_MARK})"]
 
 

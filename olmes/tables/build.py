@@ -29,6 +29,7 @@ from olmes.tables.paper_layouts import (
 )
 from olmes.tables.render import Table, write_table
 from olmes.tables.reported import reported_input
+from olmes.tables.reported_scores import ReportedScores, reported_scores
 from olmes.tables.results import ScoreSet
 from olmes.tables.robustness import rotations_table, table5
 from olmes.tables.score_tables import (
@@ -39,11 +40,11 @@ from olmes.tables.score_tables import (
     mcf_accuracy_table,
     near_ties_table,
     normalization_tables,
-    table3,
     table4,
     table8,
     table8_key,
 )
+from olmes.tables.table3 import CHECK_KEY, TABLE3_KEY, table3, table3_check
 
 
 @dataclass
@@ -54,9 +55,14 @@ class TableInputs:
     scores: ScoreSet
     resamples: int = BOOTSTRAP_RESAMPLES
     seed: int = BOOTSTRAP_SEED
-    reported: bool = False  # the leaderboard adds the paper's reported rows
+    reported: bool = False  # the leaderboard, Table 3 and the paper's layouts add the paper's models
     built: dict[str, Table] = field(default_factory=dict)
     _flags: list[dict] | None = None
+
+    @property
+    def paper_models(self) -> ReportedScores | None:
+        """The paper's models of Tables 6-12, where the tables add them."""
+        return reported_scores() if self.reported else None
 
     def flags(self) -> list[dict]:
         if self._flags is None:
@@ -73,11 +79,14 @@ class TableBuilder:
 
 
 TABLE_BUILDERS = (
-    TableBuilder(("table3_normalizations",), lambda given: [table3(given.scores)]),
+    TableBuilder((TABLE3_KEY,), lambda given: [table3(given.scores, given.paper_models)]),
+    TableBuilder((CHECK_KEY,), lambda given: [table3_check(reported_scores())]),
     TableBuilder(("table4_olmes",), lambda given: [table4(given.scores)]),
-    TableBuilder(CF_MCF_TABLE_KEYS, lambda given: cf_mcf_tables(given.scores)),
+    TableBuilder(CF_MCF_TABLE_KEYS, lambda given: cf_mcf_tables(given.scores, given.paper_models)),
     TableBuilder(tuple(map(table8_key, SUBJECT_TASKS)), lambda given: table8(given.scores)),
-    TableBuilder(NORMALIZATION_LAYOUT_KEYS, lambda given: normalization_layout_tables(given.scores)),
+    TableBuilder(
+        NORMALIZATION_LAYOUT_KEYS, lambda given: normalization_layout_tables(given.scores, given.paper_models)
+    ),
     TableBuilder(("cf_accuracy",), lambda given: [cf_accuracy_table(given.scores)]),
     TableBuilder(("mcf_accuracy",), lambda given: [mcf_accuracy_table(given.scores)]),
     TableBuilder(
@@ -143,7 +152,7 @@ def build_tables(
     written = []
     for table in _build_all(given):
         written += write_table(table, out)
-    written += write_figures(scores, out)
+    written += write_figures(scores, out, given.paper_models)
     written.append(write_flags(given.flags(), out))
     index = out / "index.json"
     document = _index(scores, written, resamples, seed)

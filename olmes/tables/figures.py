@@ -6,6 +6,7 @@ Figure data is data, not display: accuracies are fractions at full precision, wr
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,14 +15,17 @@ import pandas as pd
 
 from olmes.core.atomic import write_text_atomic
 from olmes.core.csvtext import csv_text
-from olmes.core.methods import MCF
+from olmes.core.methods import CF, MCF
 from olmes.core.records import FIGURE_FORMAT
-from olmes.tables.results import ModelInfo, ScoreSet, recommended_method, task_name
+from olmes.core.tasks import TASKS
+from olmes.tables.reported_scores import ReportedScores
+from olmes.tables.results import ModelInfo, ScoreSet, method_accuracy, recommended_method, task_name
 from olmes.tables.robustness import letter_bias_data
+from olmes.tables.score_tables import olmes_average
 
 FIGURE_COLUMNS = [
-    "task", "task_name", "model", "display_name", "series", "checkpoint", "training_tokens", "cf_method",
-    "cf_accuracy", "cf_stderr", "mcf_accuracy", "mcf_stderr", "best_formulation", "n", "partial",
+    "task", "task_name", "model", "display_name", "kind", "series", "checkpoint", "training_tokens",
+    "cf_method", "cf_accuracy", "cf_stderr", "mcf_accuracy", "mcf_stderr", "best_formulation", "n", "partial",
 ]  # fmt: skip
 
 
@@ -37,6 +41,7 @@ def _figure_row(scores: ScoreSet, info: ModelInfo, task: str) -> dict | None:
         "task_name": task_name(task),
         "model": info.name,
         "display_name": info.display_name,
+        "kind": "evaluated",
         "series": info.series,
         "checkpoint": info.checkpoint,
         "training_tokens": info.training_tokens,
@@ -51,10 +56,38 @@ def _figure_row(scores: ScoreSet, info: ModelInfo, task: str) -> dict | None:
     }
 
 
-def figure2_data(scores: ScoreSet) -> list[dict]:
-    """CF (recommended normalization) vs MCF accuracy per task per model."""
-    rows = (_figure_row(scores, info, task) for task in scores.tasks for info in scores.models)
+def figure2_data(scores: ScoreSet, reported: ReportedScores | None = None) -> list[dict]:
+    """CF (recommended normalization) vs MCF accuracy per task per model, the models in the paper's
+    order: by overall performance (the OLMES average), weakest first; those without an average after
+    them, in the models' order. With ``reported``, the paper's models too (as it prints them: no
+    standard errors or counts), by the average it prints; every task of the registry then."""
+    entries = [
+        (olmes_average(scores, info.name), functools.partial(_figure_row, scores, info))
+        for info in scores.models
+    ]
+    if reported is not None:
+        entries += [
+            (reported.average(info.name), functools.partial(_reported_row, reported, info))
+            for info in reported.models
+        ]
+    entries.sort(key=lambda entry: (entry[0] is None, entry[0] or 0.0))  # stable: the models' order
+    tasks = scores.tasks if reported is None else list(TASKS)
+    rows = (row_of(task) for task in tasks for _, row_of in entries)
     return [row for row in rows if row is not None]
+
+
+def _reported_row(reported: ReportedScores, info: ModelInfo, task: str) -> dict | None:
+    """A paper model's CF and MCF accuracy on a task as the figure holds it (no errors, no counts)."""
+    summary = reported.get(info.name, task)
+    if summary is None:
+        return None
+    cf, mcf = (method_accuracy(summary, method) for method in (recommended_method(task), MCF))
+    return {
+        "task": task, "task_name": task_name(task), "model": info.name, "display_name": info.display_name,
+        "kind": "reported", "series": None, "checkpoint": None, "training_tokens": None,
+        "cf_method": recommended_method(task), "cf_accuracy": cf, "cf_stderr": None, "mcf_accuracy": mcf,
+        "mcf_stderr": None, "best_formulation": MCF if mcf > cf else CF, "n": None, "partial": False,
+    }  # fmt: skip
 
 
 def figure1_data(scores: ScoreSet) -> list[dict]:
@@ -92,7 +125,7 @@ class Figure:
 
     key: str
     description: str
-    data: Callable[[ScoreSet], list[dict]]
+    data: Callable[[ScoreSet, ReportedScores | None], list[dict]]
     columns: list[str] = field(default_factory=lambda: FIGURE_COLUMNS)
 
 
@@ -101,17 +134,18 @@ FIGURES = (
         "letter_bias",
         "MCF letter bias: per model, task and letter, the share of predictions and of gold answers at "
         "that letter over every answer order (olmes rotations).",
-        letter_bias_data,
+        lambda scores, reported: letter_bias_data(scores),
         LETTER_BIAS_COLUMNS,
     ),
     Figure(
         "figure1_checkpoints",
         "Figure 1: CF vs MCF accuracy (fractions) over training checkpoints of each declared series.",
-        figure1_data,
+        lambda scores, reported: figure1_data(scores),
     ),
     Figure(
         "figure2_cf_vs_mcf",
-        "Figure 2: CF (recommended normalization) vs MCF accuracy (fractions) per task and model.",
+        "Figure 2: CF (recommended normalization) vs MCF accuracy (fractions) per task and model, models "
+        "by OLMES average, weakest first; kind 'reported': as the OLMES paper prints it (Tables 6-7).",
         figure2_data,
     ),
 )
@@ -120,10 +154,13 @@ FIGURES = (
 FIGURE_KEYS = tuple(figure.key for figure in FIGURES)
 
 
-def write_figures(scores: ScoreSet, out: Path) -> list[Path]:
-    """The figures' data under ``out``; return the paths written."""
+def write_figures(scores: ScoreSet, out: Path, reported: ReportedScores | None = None) -> list[Path]:
+    """The figures' data under ``out`` (Figure 2 with the paper's models where ``reported``); return the
+    paths written."""
     return [
         path
         for figure in FIGURES
-        for path in write_figure(figure.data(scores), figure.key, figure.description, out, figure.columns)
+        for path in write_figure(
+            figure.data(scores, reported), figure.key, figure.description, out, figure.columns
+        )
     ]

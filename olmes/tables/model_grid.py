@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from olmes.core.records import ScoreSummary
 from olmes.tables.render import MISSING, PARTIAL_MARK, Cell, Table, percent, percent_cell, text_cell
-from olmes.tables.results import PARTIAL_GROUP, PARTIAL_NOTE, ScoreSet, task_name, task_short_name
+from olmes.tables.results import PARTIAL_GROUP, PARTIAL_NOTE, ModelInfo, ScoreSet, task_name, task_short_name
 
 CellFn = Callable[[dict], tuple[float | None, str, dict]]
 """summary -> (value, display text, record fields) for one model x task cell."""
@@ -68,53 +69,81 @@ class Column:
         return cell, {self.field: value}
 
 
+class ModelScores(Protocol):
+    """What the loop reads of its models' results: a :class:`~olmes.tables.results.ScoreSet`, or the
+    accuracies a paper prints (:class:`~olmes.tables.reported_scores.ReportedScores`)."""
+
+    models: list[ModelInfo]
+
+    def get(self, model: str, task: str) -> ScoreSummary | None: ...
+    def model_is_partial(self, model: str) -> bool: ...
+    def complete_on_all_tasks(self, model: str) -> bool: ...
+
+
+Averages = dict[str, Callable[[str], float | None]]
+"""Average columns by label: each a function of a model, called only for models complete on every task."""
+
+
+@dataclass(frozen=True)
+class ReportedRows:
+    """A paper's models as a table's last model group (``REPORTED_GROUP``), with their averages."""
+
+    scores: ModelScores
+    averages: Averages
+    label: str
+    summary_label: str = ""  # the group of ``summary_rows`` over these models
+    summary_rows: list[tuple[str, list[Cell], dict]] = ()
+
+
 def model_table(
     scores: ScoreSet,
     key: str,
     title: str,
     caption: str,
     columns: list[TaskCell] | list[Column],
-    averages: dict[str, Callable[[str], float | None]] | None = None,
+    averages: Averages | None = None,
     *,
     average_cell: Callable[[float | None], Cell] = percent_cell,
     summary_rows: list[tuple[str, list[Cell], dict]] = (),
     header_groups: bool = False,
+    reported: ReportedRows | None = None,
 ) -> Table:
-    """Rows = models (complete group first, then partial runs), columns = ``columns`` in the given
-    order, then the ``averages`` (each a function of the model, called only for models complete on
-    every task; otherwise the column shows "—"). A model's record holds each column's fields under
-    its task (``tasks``) and the averages by label under ``averages`` (empty where the table has
-    none): one record shape for every such table (olmes.table/3). ``summary_rows`` (label, cells,
-    record) close the table as a group of their own; ``header_groups`` spans each task's name over
-    its columns in LaTeX."""
+    """Rows = models (complete group first, then partial runs, then the ``reported`` models), columns =
+    ``columns`` in the given order, then the ``averages`` (each a function of the model, called only
+    for models complete on every task; otherwise the column shows "—"). A model's record holds each
+    column's fields under its task (``tasks``) and the averages by label under ``averages`` (empty
+    where the table has none): one record shape for every such table (olmes.table/3); a reported
+    model's record adds ``kind: "reported"``. ``summary_rows`` (label, cells, record) close the table
+    as a group of their own, those of the reported models after them; ``header_groups`` spans each
+    task's name over its columns in LaTeX."""
     averages = averages or {}
-    complete_rows, partial_rows, records = [], [], []
+    grouped: dict[str | None, list[list[Cell]]] = {None: [], PARTIAL_GROUP: []}
+    records = []
     for info in scores.models:
-        summaries = {column.task: scores.get(info.name, column.task) for column in columns}
-        if all(summary is None for summary in summaries.values()):
-            continue
-        partial = scores.model_is_partial(info.name)
-        row = [text_cell(info.display_name + (" (partial)" if partial else ""))]
-        record = {"model": info.name, "display_name": info.display_name, "partial": partial, "tasks": {}}
-        for column in columns:
-            cell, fields = column.show(summaries[column.task])
-            row.append(cell)
-            if fields is not None:
-                record["tasks"].setdefault(column.task, {}).update(fields)
-        complete = scores.complete_on_all_tasks(info.name)
-        written = record["averages"] = {}
-        for label, average in averages.items():
-            value = average(info.name) if complete else None
-            row.append(average_cell(value))
-            written[label] = value
-        (partial_rows if partial else complete_rows).append(row)
-        records.append(record)
-    groups = [(None, complete_rows)] if complete_rows else []
-    if partial_rows:
-        groups.append((PARTIAL_GROUP, partial_rows))
+        found = _model_row(scores, info, columns, averages, average_cell)
+        if found is not None:
+            grouped[PARTIAL_GROUP if found[1]["partial"] else None].append(found[0])
+            records.append(found[1])
+    if reported is not None:
+        if list(reported.averages) != list(averages):
+            raise RuntimeError(f"{key}: its reported rows need the averages {list(averages)}")
+        grouped[reported.label] = []
+        for info in reported.scores.models:
+            found = _model_row(reported.scores, info, columns, reported.averages, average_cell)
+            if found is not None:
+                grouped[reported.label].append(found[0])
+                records.append({**found[1], "kind": "reported"})
+    groups = [(label, rows) for label, rows in grouped.items() if rows]
+    reported_labels = () if reported is None else (reported.label,)
     if summary_rows:
         groups.append((None, [cells for _, cells, _ in summary_rows]))
         records += [{"summary": label, **record} for label, _, record in summary_rows]
+    if reported is not None and reported.summary_rows:
+        groups.append((reported.summary_label, [cells for _, cells, _ in reported.summary_rows]))
+        records += [
+            {"summary": label, "kind": "reported", **record} for label, _, record in reported.summary_rows
+        ]
+        reported_labels += (reported.summary_label,)
     header = ["Model"] + [column.header for column in columns] + list(averages)
     latex = ["Model"] + [column.latex for column in columns] + list(averages)
     spans = None
@@ -124,7 +153,36 @@ def model_table(
     return Table(
         key, title, caption + " " + PARTIAL_NOTE, header, groups, records,
         latex_header=latex, header_groups=spans,
+        reported_labels=reported_labels,
     )  # fmt: skip
+
+
+def _model_row(
+    scores: ModelScores,
+    info: ModelInfo,
+    columns: list[TaskCell] | list[Column],
+    averages: Averages,
+    average_cell: Callable[[float | None], Cell],
+) -> tuple[list[Cell], dict] | None:
+    """A model's row and record; None when it has none of the columns' tasks."""
+    summaries = {column.task: scores.get(info.name, column.task) for column in columns}
+    if all(summary is None for summary in summaries.values()):
+        return None
+    partial = scores.model_is_partial(info.name)
+    row = [text_cell(info.display_name + (" (partial)" if partial else ""))]
+    record = {"model": info.name, "display_name": info.display_name, "partial": partial, "tasks": {}}
+    for column in columns:
+        cell, fields = column.show(summaries[column.task])
+        row.append(cell)
+        if fields is not None:
+            record["tasks"].setdefault(column.task, {}).update(fields)
+    complete = scores.complete_on_all_tasks(info.name)
+    written = record["averages"] = {}
+    for label, average in averages.items():
+        value = average(info.name) if complete else None
+        row.append(average_cell(value))
+        written[label] = value
+    return row, record
 
 
 def _spans(labels: list[str]) -> list[tuple[str, int]]:

@@ -26,8 +26,9 @@ import numpy as np
 from olmes.core.methods import CF, MCF, NORMALIZATIONS, cf_method
 from olmes.core.records import ScoreSummary
 from olmes.core.tasks import TASKS
-from olmes.tables.model_grid import Column, model_table
+from olmes.tables.model_grid import Averages, Column, ModelScores, ReportedRows, model_table
 from olmes.tables.render import MISSING, Cell, Table, percent_cell, text_cell
+from olmes.tables.reported_scores import REPORTED_GROUP, ReportedScores
 from olmes.tables.results import (
     ScoreSet,
     best_of_two_score,
@@ -75,7 +76,7 @@ def normalization_wins(accuracies: dict[str, float]) -> list[str]:
     return [norm for norm, accuracy in accuracies.items() if accuracy >= best - TIE_TOLERANCE]
 
 
-def cf_summaries(scores: ScoreSet, task: str) -> list[ScoreSummary]:
+def cf_summaries(scores: ModelScores, task: str) -> list[ScoreSummary]:
     """The task's summaries that have CF scores, one per model (partial runs included): the models
     Table 3 and the summary rows of Tables 10-12 count over."""
     found = (scores.get(info.name, task) for info in scores.models)
@@ -93,10 +94,13 @@ def compared_norms(summaries: list[ScoreSummary]) -> list[str]:
 
 def task_wins(summaries: list[ScoreSummary], compared: list[str], recommended: str) -> dict:
     """Wins and win rate of each compared normalization over ``summaries``, and the diff oracle (mean
-    of best minus recommended accuracy)."""
+    of best minus recommended accuracy); none where fewer than two normalizations are compared (the
+    paper prints no accuracy per normalization for WinoGrande: one is no comparison)."""
+    if len(compared) < 2:
+        compared = []
     wins = dict.fromkeys(compared, 0)
     gaps = []
-    for summary in summaries:
+    for summary in summaries if compared else ():
         accuracies = {norm: summary["methods"][cf_method(norm).key]["accuracy"] for norm in compared}
         for norm in normalization_wins(accuracies):
             wins[norm] += 1
@@ -152,17 +156,37 @@ def layout_table(
     title: str,
     caption: str,
     columns: list[Column],
-    averages: dict[str, Callable[[str], float | None]] | None = None,
+    averages: Averages | None = None,
     summary_rows: list[tuple[str, list[Cell], dict]] = (),
+    reported: ReportedRows | None = None,
 ) -> Table:
-    """Rows = models (complete group first, then partial runs), columns = ``columns`` in the given
-    order under their task's name, then the ``averages`` (called only for models complete on every
-    task), in each record under ``averages`` (:func:`~olmes.tables.model_grid.model_table`).
-    ``summary_rows`` (label, cells, record) close the table as a group of their own."""
+    """Rows = models (complete group first, then partial runs, then ``reported`` ones), columns =
+    ``columns`` in the given order under their task's name, then the ``averages`` (called only for
+    models complete on every task), in each record under ``averages``
+    (:func:`~olmes.tables.model_grid.model_table`). ``summary_rows`` (label, cells, record) close the
+    table as a group of their own."""
     return model_table(
-        scores, key, title, caption, columns, averages,
-        summary_rows=summary_rows, header_groups=True,
+        scores, key, title, caption + (REPORTED_NOTE if reported else ""), columns, averages,
+        summary_rows=summary_rows, header_groups=True, reported=reported,
     )  # fmt: skip
+
+
+REPORTED_NOTE = (
+    " The last group holds the paper's own models: the accuracies it prints (one decimal), not evaluated "
+    "here, so without standard errors; what the table derives from them (a best normalization, a diff, "
+    "an average, a win rate) follows the same rules as for the evaluated models, from the printed cells."
+)
+
+
+def reported_rows(
+    reported: ReportedScores | None, averages: Averages | None = None, summary_rows=()
+) -> ReportedRows | None:
+    """The paper's models as a layout's last group (None without them), with the averages of the
+    evaluated models' columns computed from their printed cells."""
+    if reported is None:
+        return None
+    label = f"Over the paper's {len(reported.models)} models, from its printed cells"
+    return ReportedRows(reported, averages or {}, REPORTED_GROUP, label, summary_rows)
 
 
 # -- the tables --------------------------------------------------------------------------------------
@@ -182,14 +206,14 @@ CF_MCF_CAPTION = (
 )
 
 
-def table6(scores: ScoreSet) -> Table:
+def table6(scores: ScoreSet, reported: ReportedScores | None = None) -> Table:
     return layout_table(
         scores, "table6_cf_mcf", "MCF and CF accuracy (paper Table 6)", CF_MCF_CAPTION,
-        _cf_mcf_columns(TABLE6_TASKS),
+        _cf_mcf_columns(TABLE6_TASKS), reported=reported_rows(reported),
     )  # fmt: skip
 
 
-def table7_averages(scores: ScoreSet) -> dict[str, Callable[[str], float | None]]:
+def table7_averages(scores: ModelScores) -> Averages:
     """Table 7's averages over all tasks: MCF, CF, all (their mean) and max (mean of max(CF, MCF))."""
 
     def mean(model: str, value: Callable[[ScoreSummary], float | None]) -> float | None:
@@ -209,16 +233,17 @@ def table7_averages(scores: ScoreSet) -> dict[str, Callable[[str], float | None]
     return dict(zip(TABLE7_AVERAGES, (mcf, cf, both, lambda m: mean(m, best_of_two_score)), strict=True))
 
 
-def table7(scores: ScoreSet) -> Table:
+def table7(scores: ScoreSet, reported: ReportedScores | None = None) -> Table:
     return layout_table(
         scores, "table7_cf_mcf", "MCF and CF accuracy, averages (paper Table 7)",
         CF_MCF_CAPTION + f" Average over the {len(TASKS)} tasks: MCF, CF, all = the mean of those two, "
         "max = the mean of max(CF, MCF), the OLMES average (Table 4).",
         _cf_mcf_columns(TABLE7_TASKS), table7_averages(scores),
+        reported=reported_rows(reported, reported and table7_averages(reported)),
     )  # fmt: skip
 
 
-def table9(scores: ScoreSet) -> Table:
+def table9(scores: ScoreSet, reported: ReportedScores | None = None) -> Table:
     columns = []
     for task in TABLE9_TASKS:
         columns.append(Column(task, "olmes", "OLMES", _accuracy(recommended_method)))
@@ -227,7 +252,7 @@ def table9(scores: ScoreSet) -> Table:
         scores, "table9_olmes_normalization", "OLMES normalization vs the best (paper Table 9)",
         "CF accuracy (%) under the task's OLMES normalization and diff = the best normalization's "
         "accuracy minus it, in points (over the normalizations the run has).",
-        columns,
+        columns, reported=reported_rows(reported),
     )  # fmt: skip
 
 
@@ -235,7 +260,7 @@ def normalization_table_key(number: int) -> str:
     return f"table{number}_normalizations"
 
 
-def normalization_table(scores: ScoreSet, number: int) -> Table:
+def normalization_table(scores: ScoreSet, number: int, reported: ReportedScores | None = None) -> Table:
     """Table 10, 11 or 12: its three tasks under each normalization, the best, and the rows over models."""
     tasks = NORMALIZATION_TABLE_TASKS[number]
     columns = []
@@ -253,10 +278,11 @@ def normalization_table(scores: ScoreSet, number: int) -> Table:
         "and win percentage, the share of models where the normalization is the best; only normalizations "
         f"every model has compete ({MISSING} otherwise).",
         columns, summary_rows=_over_models_rows(scores, tasks),
+        reported=reported_rows(reported, summary_rows=reported and _over_models_rows(reported, tasks)),
     )  # fmt: skip
 
 
-def _over_models_rows(scores: ScoreSet, tasks: tuple[str, ...]) -> list[tuple[str, list[Cell], dict]]:
+def _over_models_rows(scores: ModelScores, tasks: tuple[str, ...]) -> list[tuple[str, list[Cell], dict]]:
     """The "average scores" and "win percentage" rows of Tables 10-12."""
     average_cells, win_cells = [text_cell("average scores")], [text_cell("win percentage")]
     average_record, win_record = {"tasks": {}}, {"tasks": {}}
@@ -281,11 +307,15 @@ NORMALIZATION_LAYOUT_KEYS = (
 )  # fmt: skip
 
 
-def cf_mcf_tables(scores: ScoreSet) -> list[Table]:
-    """Tables 6 and 7 (keys :data:`CF_MCF_TABLE_KEYS`)."""
-    return [table6(scores), table7(scores)]
+def cf_mcf_tables(scores: ScoreSet, reported: ReportedScores | None = None) -> list[Table]:
+    """Tables 6 and 7 (keys :data:`CF_MCF_TABLE_KEYS`), with the paper's models where ``reported``."""
+    return [table6(scores, reported), table7(scores, reported)]
 
 
-def normalization_layout_tables(scores: ScoreSet) -> list[Table]:
-    """Tables 9, 10, 11 and 12 (keys :data:`NORMALIZATION_LAYOUT_KEYS`)."""
-    return [table9(scores), *(normalization_table(scores, number) for number in NORMALIZATION_TABLE_TASKS)]
+def normalization_layout_tables(scores: ScoreSet, reported: ReportedScores | None = None) -> list[Table]:
+    """Tables 9, 10, 11 and 12 (keys :data:`NORMALIZATION_LAYOUT_KEYS`), with the paper's models where
+    ``reported``."""
+    return [
+        table9(scores, reported),
+        *(normalization_table(scores, number, reported) for number in NORMALIZATION_TABLE_TASKS),
+    ]

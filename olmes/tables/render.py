@@ -54,6 +54,8 @@ class Table:
     number of leading columns of text (names), the rest being numbers (alignment, sorting).
     ``header_groups`` (label, number of columns), covering every column, is a header row above
     ``latex_header`` in LaTeX (a task's name over its columns, as in the paper's layouts).
+    ``reported_labels`` names the groups whose rows are, or are computed from, a paper's printed
+    numbers (the site marks them and lets a reader hide them).
     """
 
     key: str
@@ -66,6 +68,7 @@ class Table:
     latex_header: list[str] | None = None
     text_columns: int = 1
     header_groups: list[tuple[str, int]] | None = None
+    reported_labels: tuple[str, ...] = ()
 
     @property
     def rows(self) -> Rows:
@@ -96,7 +99,10 @@ def table_json(table: Table) -> dict:
         "caption": table.caption,
         "header": table.header,
         "rows": display_rows(table.rows),
-        "groups": [{"label": label, "rows": display_rows(rows)} for label, rows in table.groups],
+        "groups": [
+            {"label": label, "rows": display_rows(rows), "reported": label in table.reported_labels}
+            for label, rows in table.groups
+        ],
         "records": table.records,
         "values": value_rows(table.rows),
         "text_columns": table.text_columns,

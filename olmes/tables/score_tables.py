@@ -1,4 +1,4 @@
-"""The tables of model x task scores (docs/standard.md section 5): the paper's Tables 3, 4 and 8, accuracy
+"""The tables of model x task scores (docs/standard.md section 5): the paper's Tables 4 and 8, accuracy
 per formulation and per normalization, near ties and bits per byte.
 
 Rules that hold in every table: an average over tasks is given only when the model has every task
@@ -18,7 +18,6 @@ from olmes.core.records import ScoreSummary
 from olmes.core.tasks import TASKS
 from olmes.scoring.predictions import NEAR_TIE_NATS
 from olmes.tables.model_grid import CellFn, TaskCell, model_table
-from olmes.tables.paper_layouts import cf_summaries, compared_norms, task_wins
 from olmes.tables.render import DAGGER, MISSING, PARTIAL_MARK, Cell, Table, percent, percent_cell, text_cell
 from olmes.tables.results import (
     PARTIAL_GROUP,
@@ -29,7 +28,6 @@ from olmes.tables.results import (
     method_accuracy,
     recommended_method,
     task_name,
-    task_short_name,
 )
 
 # -- tables with one row per model and one column per task -----------------------------------------
@@ -60,6 +58,14 @@ def _mean_over_tasks(scores: ScoreSet, model: str, value: Callable[[dict], float
     return None if any(v is None for v in values) else float(np.mean(values))
 
 
+def olmes_average(scores: ScoreSet, model: str) -> float | None:
+    """A model's OLMES average: the mean over the standard's tasks of the best-of-two score; None unless
+    it has every task complete."""
+    if not scores.complete_on_all_tasks(model):
+        return None
+    return _mean_over_tasks(scores, model, best_of_two_score)
+
+
 def table4(scores: ScoreSet) -> Table:
     def cell(summary: ScoreSummary) -> tuple[float | None, str, dict]:
         best = summary.get("best_of_two")
@@ -77,7 +83,7 @@ def table4(scores: ScoreSet) -> Table:
         f"{DAGGER} marks a score from MCF (MCF must be strictly better). MMLU is the macro-average over "
         "subjects. Partial rows show the best of CF and MCF on the instances scored, which is not an "
         "OLMES score.",
-        cell, {"Average": lambda model: _mean_over_tasks(scores, model, best_of_two_score)},
+        cell, {"Average": lambda model: olmes_average(scores, model)},
     )  # fmt: skip
     for record in table.records:
         record["average_stderr"] = _average_stderr(scores, record["model"])
@@ -119,7 +125,7 @@ def _cf_or_mcf_table(
         f"Average = mean over the {len(TASKS)} tasks; Max average = mean over the tasks of max(CF, MCF), the "
         "OLMES average.",
         _accuracy_cell(method_of),
-        {"Average": average, "Max average": lambda model: _mean_over_tasks(scores, model, best_of_two_score)},
+        {"Average": average, "Max average": lambda model: olmes_average(scores, model)},
     )  # fmt: skip
 
 
@@ -209,49 +215,6 @@ def bpb_table(scores: ScoreSet) -> Table:
         f"new model run. {MISSING} where the log-prob file predates the num_bytes column.",
         cell, {"Average": average}, average_cell=bpb_cell,
     )  # fmt: skip
-
-
-# -- Table 3: which normalization wins ------------------------------------------------------------
-
-
-def table3(scores: ScoreSet) -> Table:
-    wins_rows = {norm: [text_cell(norm)] for norm in NORMALIZATIONS}
-    extra_rows = {label: [text_cell(label)] for label in ("OLMES choice", "Diff oracle", "Models")}
-    records = []
-    for task in scores.tasks:
-        summaries = cf_summaries(scores, task)
-        compared = compared_norms(summaries)
-        recommended = TASKS[task].recommended_norm
-        record = task_wins(summaries, compared, recommended)
-        record.update(task=task, recommended_norm=recommended, compared_norms=compared)
-        records.append(record)
-        for norm in NORMALIZATIONS:
-            wins_rows[norm].append(percent_cell(record["win_rate"].get(norm)))
-        extra_rows["OLMES choice"].append(text_cell(recommended))
-        extra_rows["Diff oracle"].append(percent_cell(record["diff_oracle"]))
-        partial = sum(s["partial"] for s in summaries)
-        models = f"{len(summaries)}" + (f" ({partial}{PARTIAL_MARK})" if partial else "")
-        extra_rows["Models"].append(Cell(len(summaries), models))
-    caption = (
-        "Win % of each CF normalization over the models evaluated on the task. Ties: every normalization "
-        "whose accuracy equals the best counts as a winner, so a column can add up to more than 100%. "
-        "Only normalizations present for every model compete (pmi needs unconditional requests; "
-        f"{MISSING} otherwise). Diff oracle = mean over models of (best normalization's accuracy - "
-        "recommended normalization's accuracy), in points. Models counts partial runs with "
-        f"{PARTIAL_MARK}; their accuracies are over the instances they scored."
-    )
-    header = ["Normalization"] + [task_name(task) for task in scores.tasks]
-    short = ["Normalization"] + [task_short_name(task) for task in scores.tasks]
-    groups = [(None, list(wins_rows.values())), (None, list(extra_rows.values()))]
-    return Table(
-        "table3_normalizations",
-        "CF normalizations compared (paper Table 3)",
-        caption,
-        header,
-        groups,
-        records,
-        latex_header=short,
-    )
 
 
 # -- Table 8: MMLU macro vs micro -------------------------------------------------------------------

@@ -94,6 +94,7 @@ class TableGroup(TypedDict):
 
     label: str | None  # None: the table's first, unlabelled group
     rows: list[list[str]]  # the cells as shown
+    reported: bool  # its rows are, or are computed from, a paper's printed numbers (not evaluated here)
 
 
 class TableLayout(TypedDict):
@@ -171,10 +172,31 @@ def _averages_in_one_place(table: dict[str, Any]) -> dict[str, Any]:
             moved = {key: value for key, value in record.items() if key in labels}
             kept = {key: value for key, value in record.items() if key not in labels and key != "averages"}
             at = list(kept).index("tasks") + 1
-            items = list(kept.items())
-            record = dict([*items[:at], ("averages", {**record.get("averages", {}), **moved}), *items[at:]])
+            record = _with_key_at(kept, "averages", {**record.get("averages", {}), **moved}, at)
         records.append(record)
     return {**table, "records": records}
+
+
+def _groups_say_if_reported(table: dict[str, Any]) -> dict[str, Any]:
+    """/3 -> /4: each group says whether it holds a paper's reported numbers; before /4 none did."""
+    groups = [{**group, "reported": False} for group in table.get("groups", [])]
+    return {**table, "groups": groups}
+
+
+def _rows_say_their_kind(figure: dict[str, Any]) -> dict[str, Any]:
+    """/2 -> /3: a CF-vs-MCF figure's rows say whether their model was evaluated here or reported by a
+    paper (column ``kind``, after ``display_name``); before /3 every row was evaluated."""
+    columns = figure.get("columns", [])
+    if "cf_accuracy" not in columns or "kind" in columns:
+        return figure
+    at = columns.index("display_name") + 1 if "display_name" in columns else len(columns)
+    rows = [_with_key_at(row, "kind", "evaluated", at) for row in figure.get("rows", [])]
+    return {**figure, "columns": [*columns[:at], "kind", *columns[at:]], "rows": rows}
+
+
+def _with_key_at(row: dict[str, Any], key: str, value: Any, at: int) -> dict[str, Any]:
+    items = list(row.items())
+    return dict([*items[:at], (key, value), *items[at:]])
 
 
 def _tables_format(name: str, kind: type, *upgrades: Callable[[dict[str, Any]], dict[str, Any]]) -> Format:
@@ -182,9 +204,9 @@ def _tables_format(name: str, kind: type, *upgrades: Callable[[dict[str, Any]], 
 
 
 TABLES_INDEX_FORMAT = _tables_format("olmes.tables-index", TablesIndex)
-TABLE_FORMAT = _tables_format("olmes.table", TableDocument, _averages_in_one_place)
+TABLE_FORMAT = _tables_format("olmes.table", TableDocument, _averages_in_one_place, _groups_say_if_reported)
 LEADERBOARD_FORMAT = _tables_format(
-    "olmes.table", LeaderboardTable, _averages_in_one_place
+    "olmes.table", LeaderboardTable, _averages_in_one_place, _groups_say_if_reported
 )  # records checked
-FIGURE_FORMAT = _tables_format("olmes.figure", FigureDocument)
+FIGURE_FORMAT = _tables_format("olmes.figure", FigureDocument, _rows_say_their_kind)
 FLAGS_FORMAT = _tables_format("olmes.flags", FlagsDocument)
