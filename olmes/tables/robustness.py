@@ -19,6 +19,8 @@ import pandas as pd
 
 from olmes.core.errors import OlmesError
 from olmes.core.methods import MCF_METHOD
+from olmes.core.methods import letter as letter_at
+from olmes.core.records import LetterShare, RotationsReport
 from olmes.core.tasks import STANDARD_VARIANT, TASKS, VARIANT_NAMES
 from olmes.scoring.statistics import method_stats, olmes_result
 from olmes.tables.render import DAGGER, MISSING, PARTIAL_MARK, Cell, Table, percent_cell, text_cell
@@ -167,7 +169,7 @@ def rotations_table(scores: ScoreSet) -> Table:
 
 def letter_bias_data(scores: ScoreSet) -> list[dict]:
     """Per model x task x letter: the share of MCF predictions and of gold answers at that letter,
-    over every answer order (from the rotations reports)."""
+    over every answer order (from the rotations reports), at the task's own letters only."""
     names = {info.name: info.display_name for info in scores.models}
     return [
         {
@@ -180,5 +182,12 @@ def letter_bias_data(scores: ScoreSet) -> list[dict]:
             "gold": shares["gold"],
         }  # fmt: skip
         for (model, task), report in sorted(scores.rotations.items())
-        for letter, shares in report["letters"].items()
+        for letter, shares in _own_letters(report)
     ]
+
+
+def _own_letters(report: RotationsReport) -> list[tuple[str, LetterShare]]:
+    """The report's letters that its task shows: the first ``rotations`` (as many as its instances have
+    choices at most; PIQA: A and B), whatever else a report lists."""
+    own = {letter_at(position) for position in range(report["rotations"])}
+    return [(letter, shares) for letter, shares in report["letters"].items() if letter in own]
