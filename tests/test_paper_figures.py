@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -20,8 +21,11 @@ from olmes.core.tasks import TASKS
 from olmes.tables.reported import PAPER_DATA
 from olmes.tables.reported_scores import REPORTED_GROUP
 from olmes.tables.table3 import ROUNDING_POINTS
+from tests.helpers import watched
 
-STORE = Path(__file__).resolve().parents[1] / "leaderboard"
+REPO = Path(__file__).resolve().parents[1]
+STORE = REPO / "leaderboard"
+SCREENSHOTS = Path(os.environ.get("OLMES_SCREENSHOT_DIR", REPO / "artifacts/screenshots"))
 NORMS = ("none", "token", "char", "pmi")
 
 
@@ -92,7 +96,8 @@ def test_layout_tables_add_the_papers_models_as_printed_and_marked(tables):
 def test_table3_over_the_papers_models_and_as_printed(tables):
     table = _json(tables, "table3_normalizations")
     labels = [group["label"] for group in table["groups"]]
-    assert labels[0] is None and len(labels) == 4 and all(group["reported"] for group in table["groups"][1:])
+    assert labels[0] == "Over the 2 evaluated models" and not table["groups"][0]["reported"]
+    assert len(labels) == 4 and all(group["reported"] for group in table["groups"][1:])
     printed = {row["task"]: row for row in _paper("table3_normalization_winrates")}
     as_printed = {row[0]: row[1:] for row in table["groups"][3]["rows"]}
     for position, task in enumerate(TASKS):
@@ -139,7 +144,11 @@ def test_table3_check_explains_every_cell_that_differs(tables):
                 and cell["recomputed"] == TASKS[task].recommended_norm == printed[task]["olmes_choice"]
             )
         elif task not in covered:  # WinoGrande: nothing printed to recompute from
-            assert not cell["agrees"] and cell["recomputed"] == "—" and "prints no accuracy" in cell["why"]
+            assert (
+                not cell["agrees"]
+                and cell["recomputed"] == "—"
+                and "no accuracy per normalization" in cell["why"]
+            )
         elif quantity == "diff oracle":
             assert (
                 cell["agrees"] and abs(float(cell["recomputed"]) - float(cell["printed"])) <= ROUNDING_POINTS
@@ -154,3 +163,68 @@ def test_table3_check_explains_every_cell_that_differs(tables):
     tied = {task for task in covered if any(_printed_ties(task, norm) for norm in NORMS)}
     assert {cell["task"] for cell in differing} == tied | (set(TASKS) - covered) and tied
     assert f"{len(differing)} of {len(cells)} cells differ" in check["caption"]
+
+
+# -- the site, in headless Chromium ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site(tables, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("paper-figures-site")
+    assert main(["site", "--store", str(STORE), "--tables", str(tables), "--out", str(out)]) == 0
+    return out
+
+
+def _chart_labels(page) -> set[str]:
+    return set(page.eval_on_selector_all("#figure2 svg text", "texts => texts.map(t => t.textContent)"))
+
+
+def _visible(page, selector: str) -> int:
+    return page.eval_on_selector_all(selector, "rows => rows.filter(r => r.offsetParent !== null).length")
+
+
+def test_cf_vs_mcf_page_draws_the_papers_models_and_hides_them(site, browser):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    paper = {f"{row['model']} (reported)" for row in _paper("table6_7_cf_mcf")}
+    evaluated = {
+        record["display_name"]
+        for record in json.loads((site / "downloads/tables/leaderboard.json").read_text(encoding="utf-8"))[
+            "records"
+        ]
+        if record["kind"] == "evaluated"
+    }
+    with watched(browser) as w:
+        page = w.goto((site / "cf-vs-mcf.html").as_uri())
+        assert paper | evaluated <= _chart_labels(page)  # the SVG drawn when the site was built
+        assert "15 models reported by the OLMES paper" in page.locator(".picker-rule").inner_text()
+        page.locator("#figure2").screenshot(path=str(SCREENSHOTS / "cf-vs-mcf-figure2-reported.png"))
+        page.screenshot(path=str(SCREENSHOTS / "cf-vs-mcf-reported.png"), full_page=True)
+        page.uncheck("input[data-toggle-reported-chart='figure2']")
+        page.wait_for_selector("#figure2[data-rendered='true']")
+        labels = _chart_labels(page)
+        assert evaluated <= labels and not paper & labels
+        page.check("input[data-toggle-reported-chart='figure2']")
+        page.wait_for_selector("#figure2[data-rendered='true']")
+        assert paper <= _chart_labels(page)
+        for key in ("table6_cf_mcf", "table7_cf_mcf"):
+            assert _visible(page, f"#{key} tr.is-reported") == 15 + 1  # its models and the group's label
+            page.uncheck(f"input[data-toggle-reported='{key}']")
+            assert _visible(page, f"#{key} tr.is-reported") == 0
+            assert _visible(page, f"#{key} tbody tr") == len(evaluated)
+        assert w.errors == [] and w.blocked == []
+
+
+def test_normalization_page_shows_table3_with_the_papers_models_and_its_check(site, browser):
+    with watched(browser) as w:
+        page = w.goto((site / "normalization.html").as_uri())
+        table = "#table-table3_normalizations"
+        shown = _visible(page, f"{table} tbody tr")
+        reported = _visible(page, f"{table} tr.is-reported")
+        assert reported == 3 + 7 + 7 + 6  # three blocks' labels and rows (the printed one has no count)
+        page.screenshot(path=str(SCREENSHOTS / "normalization-reported.png"), full_page=True)
+        page.uncheck("input[data-toggle-reported='table-table3_normalizations']")
+        assert _visible(page, f"{table} tbody tr") == shown - reported
+        # the check's reasons are shown whole: every model a reason names is on the screen
+        why = page.locator("#table-table3_check tbody tr").first.locator("td").last
+        assert why.locator(".clamp").count() == 0 and "Llama3-70B" in why.inner_text()
+        assert w.errors == [] and w.blocked == []

@@ -664,9 +664,7 @@ def test_partial_runs_are_drawn_distinguishably_not_dropped(built):
         {"task_name": "ARC-Challenge", "display_name": "Quick", "cf_method": "cf_pmi", "partial": True,
          "cf_accuracy": 0.3, "cf_stderr": 0.1, "mcf_accuracy": 0.2, "mcf_stderr": 0.1},
     ]  # fmt: skip
-    chart = charts.figure2_spec(
-        only_partial, ["Quick"], ["ARC-Challenge"], {"ARC-Challenge": 25.0}, ["Quick"]
-    )
+    chart = charts.figure2_spec(only_partial, ["ARC-Challenge"], {"ARC-Challenge": 25.0}, ["Quick"])
     assert chart is not None
     values = json.dumps(chart.spec)
     assert '"run": "partial (fewer instances)"' in values and '"triangle-up"' in values

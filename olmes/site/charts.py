@@ -23,6 +23,10 @@ TOP_MODELS = 12
 """How many models (by the leaderboard's order) a chart draws before its reader picks more."""
 FULL_RUN = "full standard"
 PARTIAL_RUN = "partial (fewer instances)"
+REPORTED_RUN = "reported by the OLMES paper"
+REPORTED_SUFFIX = " (reported)"
+"""What a chart adds to a reported model's name: its numbers are the paper's, and an evaluated model
+may bear the same name."""
 FORMULATION_LABELS: dict[Formulation, str] = {CF: "CF", MCF: "MCF"}
 """How the charts and the tables of the pages name the two formulations."""
 CF_COLOR = "#1f6f8b"
@@ -47,19 +51,25 @@ class PickableChart:
 
     ``key`` is the row field a reader picks by (a model's display name; a series for Figure 1);
     ``others`` maps each other key, in the leaderboard's order, to its rows as lists of the
-    ``fields`` values (the key left out: it is the map's key); ``svg``, the spec drawn, is set by the
-    site build (:func:`olmes.site.svg.static_svg`), which knows the chart's id."""
+    ``fields`` values (the key left out: it is the map's key); ``reported``: how many of the shown
+    keys are a paper's reported models, always drawn; ``svg``, the spec drawn, is set by the site
+    build (:func:`olmes.site.svg.static_svg`), which knows the chart's id."""
 
     spec: dict
     key: str
     shown: list[str]
     fields: list[str]
     others: dict[str, list[list]]
+    reported: int = 0
     svg: str = ""
 
     @property
     def total(self) -> int:
         return len(self.shown) + len(self.others)
+
+    @property
+    def evaluated_shown(self) -> int:
+        return len(self.shown) - self.reported
 
     def data_script(self, chart_id: str) -> str:
         """``charts/<chart_id>.js``: the other keys' rows, for the page's picker (a script, not a fetch:
@@ -71,10 +81,16 @@ class PickableChart:
 
 
 def pickable(
-    values: list[dict], key: str, ranking: list[str], draw: Callable[[], alt.TopLevelMixin], top: int | None
+    values: list[dict],
+    key: str,
+    ranking: list[str],
+    draw: Callable[[], alt.TopLevelMixin],
+    top: int | None,
+    reported: int = 0,
 ) -> PickableChart | None:
     """Split ``values`` (the chart's rows) into the first ``top`` (default :data:`TOP_MODELS`) keys by
-    ``ranking`` (keys not in it follow, by name) and the others; ``draw`` makes the chart without data."""
+    ``ranking`` (keys not in it follow, by name) and the others; ``draw`` makes the chart without data.
+    ``reported``: how many of the first keys are reported models (:class:`PickableChart`)."""
     if not values:
         return None
     top = TOP_MODELS if top is None else top
@@ -89,7 +105,7 @@ def pickable(
     spec = draw().configure(**CONFIG).to_dict()
     chosen = set(shown)
     spec["data"] = {"values": [row for row in values if row[key] in chosen]}
-    return PickableChart(spec, key, shown, fields, others)
+    return PickableChart(spec, key, shown, fields, others, reported)
 
 
 def no_data() -> alt.Data:
@@ -110,18 +126,20 @@ def _long_rows(rows: list[dict], extra: tuple[str, ...] = ()) -> list[dict]:
             accuracy = row.get(f"{formulation}_accuracy")
             if accuracy is None:
                 continue
-            stderr = row.get(f"{formulation}_stderr") or 0.0
+            stderr = row.get(f"{formulation}_stderr")
             method = METHODS[row["cf_method"]] if formulation == CF else MCF_METHOD
+            reported = row.get("kind") == "reported"
             out.append(
                 {
                     "task": row["task_name"],
-                    "model": row["display_name"],
+                    "model": row["display_name"] + (REPORTED_SUFFIX if reported else ""),
                     "formulation": label,
                     "method": _scoring(method),
                     "accuracy": round(100 * accuracy, 2),
-                    "low": round(100 * (accuracy - stderr), 2),
-                    "high": round(100 * (accuracy + stderr), 2),
+                    "low": None if stderr is None else round(100 * (accuracy - stderr), 2),
+                    "high": None if stderr is None else round(100 * (accuracy + stderr), 2),
                     "partial": bool(row.get("partial")),
+                    "reported": reported,
                     **{name: row.get(name) or "" for name in extra},
                 }
             )
@@ -134,32 +152,27 @@ def _scoring(method: Method) -> str:
 
 
 def figure2_spec(
-    rows: list[dict],
-    model_order: list[str],
-    task_order: list[str],
-    chance: dict,
-    ranking: list[str],
-    top: int | None = None,
+    rows: list[dict], task_order: list[str], chance: dict, ranking: list[str], top: int | None = None
 ) -> PickableChart | None:
     """Figure 2: CF (recommended normalization) vs MCF per task, models left to right by strength.
 
-    ``model_order`` lists display names weakest first (the x order: each row's ``strength`` is its
-    model's place there); ``ranking`` lists them strongest first (who is drawn); ``chance`` maps task
-    display names to the accuracy of guessing (percent), drawn as a dashed rule. Partial runs (their
-    accuracies are over fewer instances) are drawn too, as hollow triangles, faded, and named so in
-    the tooltip.
+    ``rows`` (the figure's data) come weakest first, the x order (each row's ``strength`` is its
+    model's place there); ``ranking`` lists the evaluated models' display names strongest first: the
+    first ``top`` of them are drawn, with every reported model (the paper's, as it prints them: named
+    with :data:`REPORTED_SUFFIX`, drawn as squares, no error bars). ``chance`` maps task display names
+    to the accuracy of guessing (percent), drawn as a dashed rule. Partial runs (their accuracies are
+    over fewer instances) are drawn too, as hollow triangles, faded, and named so in the tooltip.
     """
     data = _long_rows(rows)
-    present = {row["model"] for row in data}
-    order = [name for name in model_order if name in present]
-    order += sorted(present - set(order))
+    order = list(dict.fromkeys(row["model"] for row in data))
     strength = {name: position for position, name in enumerate(order)}
+    reported = list(dict.fromkeys(row["model"] for row in data if row["reported"]))
     for row in data:
-        row["run"] = PARTIAL_RUN if row["partial"] else FULL_RUN
+        row["run"] = REPORTED_RUN if row["reported"] else PARTIAL_RUN if row["partial"] else FULL_RUN
         row["chance"] = chance.get(row["task"])
         row["strength"] = strength[row["model"]]
     tasks = [name for name in task_order if any(row["task"] == name for row in data)]
-    runs = [run for run in (FULL_RUN, PARTIAL_RUN) if any(row["run"] == run for row in data)]
+    runs = [run for run in (FULL_RUN, PARTIAL_RUN, REPORTED_RUN) if any(row["run"] == run for row in data)]
 
     def draw():
         sort = alt.EncodingSortField("strength", op="min")
@@ -186,8 +199,13 @@ def figure2_spec(
             .mark_line(strokeWidth=2, opacity=0.85)
             .encode(x=x, y=y, color=color, detail="formulation:N")
         )
-        shapes = {FULL_RUN: "circle", PARTIAL_RUN: "triangle-up"}
-        shape = alt.Shape("run:N", scale=alt.Scale(domain=runs, range=[shapes[r] for r in runs]), title="Run")
+        shapes = {FULL_RUN: "circle", PARTIAL_RUN: "triangle-up", REPORTED_RUN: "square"}
+        shape = alt.Shape(
+            "run:N",
+            scale=alt.Scale(domain=runs, range=[shapes[r] for r in runs]),
+            title="Run",
+            legend=alt.Legend(labelLimit=NAME_LIMIT),
+        )
         points = (
             alt.Chart()
             .mark_point(size=60, strokeWidth=1.5)
@@ -208,7 +226,8 @@ def figure2_spec(
             facet=alt.Facet("task:N", sort=tasks, title=None), columns=min(5, max(1, len(tasks)))
         ).resolve_scale(y="independent")
 
-    return pickable(data, "model", ranking, draw, top)
+    drawn = TOP_MODELS if top is None else top
+    return pickable(data, "model", reported + ranking, draw, len(reported) + drawn, reported=len(reported))
 
 
 def figure1_spec(

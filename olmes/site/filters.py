@@ -45,14 +45,15 @@ def json_script(data) -> Markup:
     return Markup(text)
 
 
-def cell_groups(table: dict) -> list[tuple[str | None, list[list[Cell]]]]:
-    """A table of ``olmes tables`` (its JSON) as (label, rows of cells): each shown text with the value
-    behind it (``values`` is parallel to the rows of all groups, in order)."""
+def cell_groups(table: dict) -> list[tuple[str | None, list[list[Cell]], bool]]:
+    """A table of ``olmes tables`` (its JSON) as (label, rows of cells, reported): each shown text with
+    the value behind it (``values`` is parallel to the rows of all groups, in order), and whether the
+    group holds a paper's reported numbers."""
     values = iter(table["values"])
     groups = []
     for group in table["groups"]:
         rows = [[Cell(*pair) for pair in zip(next(values), row, strict=True)] for row in group["rows"]]
-        groups.append((group["label"], rows))
+        groups.append((group["label"], rows, group["reported"]))
     return groups
 
 

@@ -228,12 +228,8 @@ def chance(data: SiteData) -> dict[str, float]:
 
 
 def cf_mcf_view(inputs: SiteInputs, out: SiteWriter) -> CfMcfView:
-    models = inputs.data.models
-    weakest_first = [m.display_name for m in reversed(models) if not m.partial] + [
-        m.display_name for m in reversed(models) if m.partial
-    ]
     rows = inputs.data.tables.figures.get("figure2_cf_vs_mcf", [])
-    figure2 = charts.figure2_spec(rows, weakest_first, inputs.task_names, chance(inputs.data), inputs.ranking)
+    figure2 = charts.figure2_spec(rows, inputs.task_names, chance(inputs.data), inputs.ranking)
     return {"tables": inputs.data.tables, "figure2": chart_data(out, "figure2", figure2)}
 
 

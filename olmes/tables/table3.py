@@ -60,6 +60,7 @@ def table3(scores: ScoreSet, reported: ReportedScores | None = None) -> Table:
     tasks = list(TASKS) if reported is not None else scores.tasks
     populations = [Population(None, "evaluated", (scores,))]
     if reported is not None:
+        populations = [Population(f"Over the {len(scores.models)} evaluated models", "evaluated", (scores,))]
         paper = f"the paper's {len(reported.models)} models"
         populations += [
             Population(f"Over {paper}, from the accuracies its Tables 9-12 print", "reported", (reported,)),
@@ -78,7 +79,7 @@ def table3(scores: ScoreSet, reported: ReportedScores | None = None) -> Table:
     short = ["Normalization"] + [task_short_name(task) for task in tasks]
     return Table(
         TABLE3_KEY, "CF normalizations compared (paper Table 3)", _caption(reported), header, groups, records,
-        latex_header=short, reported_labels=tuple(label for label, _ in groups if label is not None),
+        latex_header=short, reported_labels=tuple(label for label, _ in groups[1:]),
     )  # fmt: skip
 
 
@@ -176,9 +177,12 @@ def table3_check(reported: ReportedScores) -> Table:
     caption = (
         f"The {PAPER_SOURCE}'s Table 3 beside the same cells recomputed by olmes's rule (every "
         "normalization tied with the best wins) from the accuracies the paper prints in Tables 9-12 for "
-        f"its {len(reported.models)} models: {differing} of {len(cells)} cells differ, each explained. Win "
-        f"rates in %; a diff oracle agrees within {ROUNDING_POINTS} points (it is recomputed from "
-        "one-decimal accuracies)."
+        f"its {len(reported.models)} models: {differing} of {len(cells)} cells differ, each explained. A win "
+        f"rate differs where the printed accuracies of some models tie ({TIES}): olmes counts every tied "
+        "normalization as a winner, the paper one per model (its Tables 10-12 'best' column, decided on "
+        "accuracies before rounding). WinoGrande: the paper prints no accuracy per normalization (it says "
+        "normalization changes nothing there), so nothing can be recomputed. Win rates in %; a diff oracle "
+        f"agrees within {ROUNDING_POINTS} points (it is recomputed from one-decimal accuracies)."
     )
     return Table(
         CHECK_KEY, "The paper's Table 3 recomputed from its Tables 9-12", caption,
@@ -197,10 +201,7 @@ def _task_cells(reported: ReportedScores, task: str) -> list[CheckedCell]:
     why = "" if same else "the task registry recommends another normalization than the paper"
     choice = CheckedCell(task, "OLMES choice", printed["olmes_choice"], recommended, same, why)
     if not ours["win_rate"]:
-        why = (
-            "the paper prints no accuracy per normalization for this task (Tables 10-12 leave it out: "
-            "normalization changes nothing there), so there is nothing to recompute"
-        )
+        why = "no accuracy per normalization printed (Tables 10-12 leave the task out)"
         return [choice] + [
             CheckedCell(task, quantity, printed[field], MISSING, False, why)
             for quantity, field in [*((n, n) for n in NORMALIZATIONS), ("diff oracle", "diff_oracle")]
@@ -227,13 +228,12 @@ def _tie_reason(task: str, norm: str) -> str:
         winners = normalization_wins(accuracies)
         if norm in winners and len(winners) > 1 and row["best"] != norm:
             tied = " = ".join(PAPER_NORM_LABEL[n] for n in winners)
-            ties.append(f"{row['model']} ({tied} = {accuracies[norm]:.1f}; the paper's best: {row['best']})")
-    if not ties:
-        return "not explained by ties at one decimal"
-    return (
-        "the paper counts one winner per model (its Tables 10-12 'best' column, from unrounded accuracies); "
-        f"the printed accuracies tie, and each tied normalization wins here: {'; '.join(ties)}"
-    )
+            ties.append(f"{row['model']} {tied} = {accuracies[norm]:.1f} (the paper's best: {row['best']})")
+    return f"{TIES}: {'; '.join(ties)}" if ties else "not explained by ties at one decimal"
+
+
+TIES = "printed ties"
+"""How a win rate's reason begins when the printed accuracies of some models tie (the caption says more)."""
 
 
 def _oracle_cell(task: str, printed: str, ours: float | None) -> CheckedCell:

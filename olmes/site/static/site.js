@@ -269,6 +269,18 @@
     });
   }
 
+  /* The spec a chart shows now: the spec it was built with, the rows of the models its reader picked
+     (initPicker sets element.pickedRows), less the rows of the paper's reported models while its
+     checkbox hides them (initChartReportedToggle sets element.hideReported). */
+  function currentSpec(element) {
+    var spec = JSON.parse(document.getElementById(element.getAttribute("data-spec")).textContent);
+    if (element.pickedRows) spec.data.values = spec.data.values.concat(element.pickedRows());
+    if (element.hideReported) {
+      spec.data.values = spec.data.values.filter(function (row) { return !row.reported; });
+    }
+    return spec;
+  }
+
   function initCharts(sources) {
     chartLibraries = sources;
     Array.prototype.forEach.call(document.querySelectorAll(".chart[data-spec]"), function (element) {
@@ -277,7 +289,7 @@
       function live() {
         ["pointerenter", "focusin", "touchstart"].forEach(function (kind) { element.removeEventListener(kind, live); });
         if (element.hasAttribute("data-live")) return;  /* a pick drew it already */
-        drawLive(element, function () { return JSON.parse(source.textContent); }, function () {
+        drawLive(element, function () { return currentSpec(element); }, function () {
           console.error("The chart library did not load; the chart stays as first drawn.");
         });
       }
@@ -286,6 +298,23 @@
       });
     });
     Array.prototype.forEach.call(document.querySelectorAll(".picker[data-chart]"), initPicker);
+    Array.prototype.forEach.call(document.querySelectorAll("input[data-toggle-reported-chart]"), initChartReportedToggle);
+  }
+
+  /* A checkbox that takes the paper's reported models out of a chart, or puts them back: the chart is
+     drawn again live (the built SVG shows them all). */
+  function initChartReportedToggle(input) {
+    var element = document.getElementById(input.getAttribute("data-toggle-reported-chart"));
+    if (!element) return;
+    input.addEventListener("change", function () {
+      element.hideReported = !input.checked;
+      drawLive(element, function () { return currentSpec(element); }, function () {
+        input.checked = !element.hideReported;
+        element.hideReported = false;
+        input.disabled = true;
+        console.error("The chart library did not load; the chart shows every model.");
+      });
+    });
   }
 
   /* charts/<id>.js (window.OLMES_CHART_DATA[id]: the rows of the models not drawn at first), loaded
@@ -360,16 +389,14 @@
     if (!element || !source || !input) return;
     var list = picker.querySelector(".picked"), status = picker.querySelector(".picker-status");
     var table = document.getElementById(picker.getAttribute("data-table") || "");
-    var base = JSON.parse(source.textContent);
     var picked = [];
 
     function redraw(data) {
       element.setAttribute("data-picked", picked.join("\n"));
-      drawLive(element, function () {
-        var spec = JSON.parse(JSON.stringify(base));
-        picked.forEach(function (name) { spec.data.values = spec.data.values.concat(pickedRows(data, name)); });
-        return spec;
-      }, function () { status.textContent = "The chart library did not load; the chart shows its first models."; });
+      element.pickedRows = function () {
+        return picked.reduce(function (rows, name) { return rows.concat(pickedRows(data, name)); }, []);
+      };
+      drawLive(element, function () { return currentSpec(element); }, function () { status.textContent = "The chart library did not load; the chart shows its first models."; });
     }
 
     function add(name) {
