@@ -214,6 +214,12 @@ def test_cf_vs_mcf_page_draws_the_papers_models_and_hides_them(site, browser):
         assert w.errors == [] and w.blocked == []
 
 
+def test_figure2_as_first_drawn_is_a_download(site):
+    svg = (site / "downloads/figure2_cf_vs_mcf.svg").read_text(encoding="utf-8")
+    assert svg.startswith("<svg") and svg.count("(reported)") >= 15
+    assert 'href="downloads/figure2_cf_vs_mcf.svg"' in (site / "cf-vs-mcf.html").read_text(encoding="utf-8")
+
+
 def test_normalization_page_shows_table3_with_the_papers_models_and_its_check(site, browser):
     with watched(browser) as w:
         page = w.goto((site / "normalization.html").as_uri())

@@ -229,8 +229,15 @@ def chance(data: SiteData) -> dict[str, float]:
 
 def cf_mcf_view(inputs: SiteInputs, out: SiteWriter) -> CfMcfView:
     rows = inputs.data.tables.figures.get("figure2_cf_vs_mcf", [])
-    figure2 = charts.figure2_spec(rows, inputs.task_names, chance(inputs.data), inputs.ranking)
-    return {"tables": inputs.data.tables, "figure2": chart_data(out, "figure2", figure2)}
+    figure2 = chart_data(
+        out, "figure2", charts.figure2_spec(rows, inputs.task_names, chance(inputs.data), inputs.ranking)
+    )
+    if figure2 is not None:  # the figure as drawn at first, for a paper or a slide
+        out.file(FIGURE2_SVG, figure2.svg)
+    return {"tables": inputs.data.tables, "figure2": figure2}
+
+
+FIGURE2_SVG = "downloads/figure2_cf_vs_mcf.svg"
 
 
 class SubjectsView(TypedDict):
