@@ -18,7 +18,7 @@ from functools import cache
 from olmes.core.errors import OlmesError
 from olmes.core.methods import MCF, NORMALIZATIONS, cf_method
 from olmes.core.tasks import TASKS
-from olmes.tables.reported import PAPER_SOURCE, paper_table, paper_value, reported_models
+from olmes.tables.reported import PAPER_SOURCE, paper_table, paper_value
 from olmes.tables.results import ModelInfo
 
 REPORTED_GROUP = f"Reported in the {PAPER_SOURCE}: its printed accuracies, not evaluated here"
@@ -68,7 +68,7 @@ def reported_scores() -> ReportedScores:
         _check_agrees(row, methods, printed)
         methods.update(printed)
     names = list(dict.fromkeys(model for model, _ in summaries))
-    printed = {model.name: model.average.value / 100 for model in reported_models()}
+    printed = {row["model"]: paper_value(row["average"]).value / 100 for row in paper_table("table4_olmes")}
     averages = {name: printed[name] for name in names}
     return ReportedScores([ModelInfo(name, name) for name in names], summaries, averages)
 
