@@ -179,7 +179,10 @@ def test_model_names_that_differ_only_in_case_are_caught(leaderboard) -> None:
     clean verify."""
     _copy_model(leaderboard, MODEL.lower(), "SmolLM2-135M instruct Q4_1 GGUF (again)")
     found = problems(leaderboard)
-    assert found == [f"{MODEL.lower()}: its name reads as that of model '{MODEL}'; rename one of them"], found
+    assert found == [
+        f"{MODEL.lower()}: its name reads as that of model '{MODEL}' (display name {DISPLAY!r}); "
+        "rename one of them"
+    ], found
 
 
 def test_a_look_alike_display_name_is_caught(leaderboard) -> None:

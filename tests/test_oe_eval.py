@@ -85,8 +85,8 @@ def test_export_read_back_by_the_importer_gives_the_same_scores(exported, tmp_pa
     code, err = import_run(exported, tmp_path / "results", "Back", "--display-name", DISPLAY)
     assert code == 0, err
     assert (
-        "Back openbookqa: imported 500 instances (full; cf, mcf, pmi); 5 of 5 reported metrics equal ours"
-        in err
+        f"{DISPLAY} (Back) openbookqa: imported 500 instances (full; cf, mcf, pmi); 5 of 5 reported metrics "
+        "equal ours" in err
     )
     stored = json.loads((STORE / "models" / STORE_MODEL / "scores" / "openbookqa.scores.json").read_text())
     back = summary(tmp_path / "results", "Back", "openbookqa")

@@ -212,7 +212,7 @@ def test_robustness_results_join_their_model_and_survive_its_replacement(tmp_pat
     leaderboard = tmp_path / "store"
     robustness = make_robustness(tmp_path / "robustness", "M1")
     code, err = publish_cli("--from", str(robustness), "--store", str(leaderboard), "--robustness-only")
-    assert code == 2 and "has no model 'M1'; publish its standard results first" in err
+    assert code == 2 and "has no model M1; publish its standard results first" in err
     assert (
         publish_cli("--from", str(make_results(tmp_path / "results", "M1")), "--store", str(leaderboard))[0]
         == 0

@@ -20,6 +20,7 @@ from olmes.store.blobs import logprob_file
 from olmes.store.canonical import canonical_sha256, task_files
 from olmes.store.layout import ROBUSTNESS, logprob_name, model_record_path, run_record_name, task_files_folder
 from olmes.store.lock import LOCK_NAME
+from olmes.store.naming import shown_name
 from olmes.store.reading import is_store, read_model_record
 from olmes.store.sources import RobustnessResult, Source
 
@@ -45,8 +46,9 @@ class Checked:
 
 
 def check_task(source: Source, task: str, data_source: str, allow_partial: bool) -> Checked:
-    """A model x task's results, checked: files intact, requests canonical, partial only if allowed."""
-    where = f"{source.model} {task}"
+    """A model x task's results, checked: files intact, requests canonical, partial only if allowed.
+    A refusal names the model by its display name (olmes.store.naming), then the task."""
+    where = f"{source_name(source)} {task}"
     summary_path = source.summary_path(task)
     summary = read_score_summary(summary_path)
     if summary.get("variant") is not None:
@@ -115,11 +117,12 @@ class CheckedRobustness:
     instances: int
 
 
-def check_robustness(model: str, result: RobustnessResult, data_source: str) -> CheckedRobustness:
-    """A prompt variant's summary or a rotations report, checked like a standard result: files
-    intact, requests this version's (the variant's, at the limit it was run with), one model."""
+def check_robustness(source: Source, result: RobustnessResult, data_source: str) -> CheckedRobustness:
+    """A prompt variant's summary or a rotations report of ``source``'s model, checked like a
+    standard result: files intact, requests this version's (the variant's, at the limit it was run
+    with), one model."""
     kind, task, path, logprobs = result.kind, result.task, result.path, result.logprobs
-    where = f"{model} {task} ({kind})"
+    where = f"{source_name(source)} {task} ({kind})"
     if kind == ROTATIONS_KIND:
         report = read_rotation_report(path)
         # rotations run on a task's first N instances: the requests of limit N
@@ -149,6 +152,12 @@ def _check_hash(path: Path, expected: str, where: str) -> None:
         raise OlmesError(f"{where}: {path} changed after its score summary was written; re-run olmes score")
 
 
+def source_name(source: Source) -> str:
+    """How a message names the model of ``source``: its display name, its name after it where they
+    differ (olmes.store.naming)."""
+    return shown_name(source.model, source.info.display_name)
+
+
 def run_cost(runs: list[dict]) -> dict:
     """What a result's run records say it cost, as ``model.json`` states it per task (and verify
     recomputes it): the hardware, the wall time and the tokens forwarded."""
@@ -159,11 +168,13 @@ def run_cost(runs: list[dict]) -> dict:
     }
 
 
-def one_fingerprint(model: str, items: list) -> str:
-    """The one model fingerprint of everything published for ``model``."""
+def one_fingerprint(source: Source, items: list) -> str:
+    """The one model fingerprint of everything published for ``source``'s model."""
     found = {run["model_fingerprint"] for item in items for run in item.runs}
     if len(found) != 1:
-        raise OlmesError(f"the results of {model} come from different models ({', '.join(sorted(found))})")
+        raise OlmesError(
+            f"the results of {source_name(source)} come from different models ({', '.join(sorted(found))})"
+        )
     return found.pop()
 
 
@@ -225,19 +236,29 @@ def check_store_folder(store: Path) -> None:
 
 
 def check_replacement(
-    store: Path, model: str, checked: list[Checked], extra: list[CheckedRobustness], replace: bool, only: bool
+    store: Path,
+    source: Source,
+    checked: list[Checked],
+    extra: list[CheckedRobustness],
+    replace: bool,
+    only: bool,
 ) -> None:
     """An existing model x task (or robustness result), or a model made from other weights, is
-    replaced only when asked; robustness results alone join a model of the same weights."""
-    fingerprint = one_fingerprint(model, [*checked, *extra])
+    replaced only when asked; robustness results alone join a model of the same weights. A refusal
+    names the model as the store does (its display name there)."""
+    model = source.model
+    fingerprint = one_fingerprint(source, [*checked, *extra])
     if not model_record_path(store, model).is_file():
         if only:
-            raise OlmesError(f"{store} has no model {model!r}; publish its standard results first")
+            raise OlmesError(
+                f"{store} has no model {source_name(source)}; publish its standard results first"
+            )
         return
     record = read_model_record(store, model)
+    named = shown_name(model, record["display_name"])
     if record["fingerprint"] != fingerprint and (only or not replace):
         raise OlmesError(
-            f"{store} has {model} from other weights or settings (fingerprint {record['fingerprint']}, "
+            f"{store} has {named} from other weights or settings (fingerprint {record['fingerprint']}, "
             f"these results {fingerprint}); "
             + (
                 "robustness results join the weights of its standard results"
@@ -255,7 +276,7 @@ def check_replacement(
     ]
     if present:
         raise OlmesError(
-            f"{store} already has {model} on {', '.join(present)}; pass --replace to replace "
+            f"{store} already has {named} on {', '.join(present)}; pass --replace to replace "
             f"{'it' if len(present) == 1 else 'them'}"
         )
 

@@ -32,6 +32,7 @@ from olmes.core.identities import recorded_identity
 from olmes.core.records import ModelIdentity, ModelRecord, RunRecord, ScoreSummary, StoredTask, StoreRecord
 from olmes.store.checks import display_name_problem, run_cost
 from olmes.store.layout import MODEL_NAME
+from olmes.store.naming import shown_name
 from olmes.store.portable import portable_spec
 from olmes.store.reading import model_names, read_model_record
 
@@ -193,7 +194,7 @@ def check_new_name(store: Path, model: str, display_name: str) -> None:
         (c for other in sorted(names) if other != model and (c := _clash(model, other, names))), None
     )
     if problem:
-        raise OlmesError(f"{model} not published: {problem}")
+        raise OlmesError(f"{shown_name(model, display_name)} not published: {problem}")
 
 
 def _name_problem(model: str) -> str | None:
@@ -203,9 +204,13 @@ def _name_problem(model: str) -> str | None:
 
 
 def _clash(model: str, other: str, names: dict[str, str]) -> str | None:
-    """How ``model``'s names read as ``other``'s (None: they do not)."""
+    """How ``model``'s names read as ``other``'s (None: they do not); ``other`` is named by its folder
+    name (what to rename) and its display name (what a reader sees of it)."""
+    shown = f" (display name {names[other]!r})" if names[other] != other else ""
     if name_key(model) == name_key(other):
-        return f"its name reads as that of model {other!r}; rename one of them"
+        return f"its name reads as that of model {other!r}{shown}; rename one of them"
     if name_key(names[model]) == name_key(names[other]):
-        return f"its display name {names[model]!r} reads as that of model {other!r}; rename one of them"
+        return (
+            f"its display name {names[model]!r} reads as that of model {other!r}{shown}; rename one of them"
+        )
     return None

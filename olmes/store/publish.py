@@ -49,6 +49,7 @@ from olmes.store.checks import (
     one_fingerprint,
     results_identity,
     run_cost,
+    source_name,
 )
 from olmes.store.claims import check_new_name
 from olmes.store.layout import (
@@ -123,10 +124,10 @@ def _publish_locked(
         found = [result for result in source.robustness(origin) if wanted(result.task)]
         if not chosen and not found:
             what = "robustness results" if robustness_only else "score summaries"
-            raise OlmesError(f"{origin}: model {source.model} has no {what} to publish")
+            raise OlmesError(f"{origin}: model {source_name(source)} has no {what} to publish")
         checked = [check_task(source, task, data_source, allow_partial) for task in chosen]
-        extra = [check_robustness(source.model, result, data_source) for result in found]
-        check_replacement(store, source.model, checked, extra, replace, robustness_only)
+        extra = [check_robustness(source, result, data_source) for result in found]
+        check_replacement(store, source, checked, extra, replace, robustness_only)
         check_display_name(source, [*checked, *extra])
         check_new_name(store, source.model, source.info.display_name)
         for item in checked:
@@ -138,8 +139,9 @@ def _publish_locked(
         partial = sum(item.summary["partial"] for item in checked)
         label = f" ({partial} partial)" if partial else ""
         more = f", {len(extra)} robustness result(s)" if extra else ""
-        lines.append(
-            f"{source.model}: {len(checked)} task(s){label}{more} -> {model_folder(store, source.model)}"
+        lines.append(  # the display name says what went in; the folder, under which name
+            f"{source.info.display_name}: {len(checked)} task(s){label}{more} -> "
+            f"{model_folder(store, source.model)}"
         )
     return lines
 
@@ -208,9 +210,7 @@ def _write_model(
     with _logprob_writer(store, layout, lambda: bool(swapped)) as place, _staging(final) as staging:
         origins: dict[Path, Path] = {}  # each file of the staging folder -> where it was copied from
         old = read_model_record(store, source.model) if (final / MODEL_RECORD).is_file() else None
-        same_weights = old is not None and old["fingerprint"] == one_fingerprint(
-            source.model, [*checked, *extra]
-        )
+        same_weights = old is not None and old["fingerprint"] == one_fingerprint(source, [*checked, *extra])
         kept = old["tasks"] if same_weights else {}  # a model made from other weights is replaced whole
         new = {item.task for item in checked}
         for task in [t for t in kept if t not in new]:
@@ -229,7 +229,7 @@ def _write_model(
         if robustness:
             record[ROBUSTNESS] = robustness
         MODEL_FORMAT.write(staging / MODEL_RECORD, record)
-        _verify_staged(store, source.model, staging, final, origins, data_source)
+        _verify_staged(store, source, staging, final, origins, data_source)
         for item in checked:
             _write_task_files(store, item.task, data_source)
         _swap_in(staging, final)
@@ -250,12 +250,12 @@ def _staging(final: Path) -> Iterator[Path]:
 
 
 def _verify_staged(
-    store: Path, model: str, staging: Path, final: Path, origins: dict[Path, Path], data_source: str
+    store: Path, source: Source, staging: Path, final: Path, origins: dict[Path, Path], data_source: str
 ) -> None:
     """The model folder about to be swapped in, checked by ``olmes verify``'s own functions (not a
     copy of them): publish puts in exactly what verify passes. The first problem is the one line of
     the refusal, naming the file it was copied from."""
-    problems = verify_model(store, model, staging, data_source=data_source).problems
+    problems = verify_model(store, source.model, staging, data_source=data_source).problems
     if not problems:
         return
     first = problems[0]
@@ -264,7 +264,9 @@ def _verify_staged(
     )
     what = first.what.replace(str(staging), str(final))
     more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
-    raise OlmesError(f"{model} not published, olmes verify would refuse it: {path}: {what}{more}")
+    raise OlmesError(
+        f"{source_name(source)} not published, olmes verify would refuse it: {path}: {what}{more}"
+    )
 
 
 def _swap_in(staging: Path, final: Path) -> None:

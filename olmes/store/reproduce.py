@@ -39,6 +39,7 @@ from olmes.store.layout import (
     requests_name,
 )
 from olmes.store.lock import store_lock
+from olmes.store.naming import shown_name
 from olmes.store.provenance import compare_task, store_sha256, store_subset, totals
 from olmes.store.reading import read_model_record
 
@@ -65,7 +66,8 @@ def reproduce(
     plan = prepare(weights or record["spec"], dtype=dtype or stored, device=device)
     if weights is not None and plan.resolved.content_id != record["revision"]:
         raise OlmesError(
-            f"{weights} is not the weights of {model} in {store} ({plan.resolved.content_id}, the store has "
+            f"{weights} is not the weights of {shown_name(model, record['display_name'])} in {store} "
+            f"({plan.resolved.content_id}, the store has "
             f"{record['revision']}); give the folder or file it was published from"
         )
     loaded = plan.load()

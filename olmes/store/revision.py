@@ -4,13 +4,14 @@ adds, replaces and removes), and a model record as a revision has it."""
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from olmes.core.bounded_json import parse_json
 from olmes.core.errors import OlmesError
 from olmes.store.layout import MODEL_RECORD, MODELS, model_record_path
 from olmes.store.lock import is_leftover
+from olmes.store.naming import shown_name, store_shown_name
 
 
 @dataclass(frozen=True)
@@ -22,11 +23,14 @@ class Changes:
     replaced: list[str]
     removed: list[str]
     other: list[str]  # changed store files outside the model folders
+    # how the lines name each model: its display name (a removed one's as ``base`` had it), then its
+    # name where they differ (olmes.store.naming); a model missing here is named by its name
+    shown: dict[str, str] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
         listed = [("added", self.added), ("replaced", self.replaced), ("removed", self.removed)]
         found = [
-            f"olmes: verify: against {self.base}: {what}: {', '.join(names)}"
+            f"olmes: verify: against {self.base}: {what}: {', '.join(self.shown.get(n, n) for n in names)}"
             for what, names in listed
             if names
         ]
@@ -52,13 +56,27 @@ def changes(root: Path, base: str) -> Changes:
             other.add("/".join(parts))
     existed = {name for name in models if _in_revision(top, base, f"{prefix}/{MODELS}/{name}/{MODEL_RECORD}")}
     present = {name for name in models if model_record_path(root, name).is_file()}
+    shown = {name: store_shown_name(root, name) for name in present}
+    shown.update({name: _old_shown_name(root, base, name) for name in existed - present})
     return Changes(
         base,
         added=sorted(present - existed),
         replaced=sorted(present & existed),
         removed=sorted(existed - present),
         other=sorted(other),
+        shown=shown,
     )
+
+
+def _old_shown_name(root: Path, base: str, model: str) -> str:
+    """A removed model as a message names it, by its display name in ``base`` (its name when that
+    record does not read)."""
+    try:
+        record = old_model_record(root, base, model)
+    except (OlmesError, ValueError):
+        return model
+    display = record.get("display_name") if isinstance(record, dict) else None
+    return shown_name(model, display if isinstance(display, str) else None)
 
 
 def old_model_record(root: Path, base: str, model: str) -> dict:

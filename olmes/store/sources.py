@@ -20,6 +20,7 @@ from olmes.store.layout import (
     summary_name,
     summary_tasks,
 )
+from olmes.store.naming import shown_name
 from olmes.store.reading import is_store, model_infos
 from olmes.tables.results import ModelInfo, read_models_file
 
@@ -85,8 +86,11 @@ def sources(origin: str | Path, models: list[str] | None = None) -> list[Source]
     infos, found = _store_models(origin) if store else _results_models(origin)
     for name in models or []:
         if name not in found:
+            present = [
+                shown_name(model, infos[model].display_name if model in infos else None) for model in found
+            ]
             raise OlmesError(
-                f"{origin} has no results of model {name!r}; it has: {', '.join(found) or 'none'}"
+                f"{origin} has no results of model {name!r}; it has: {', '.join(present) or 'none'}"
             )
     return [
         Source(name, *found[name], infos.get(name) or ModelInfo.from_record({"name": name}), store)

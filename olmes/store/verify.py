@@ -145,7 +145,7 @@ def _verify_model(
     for task in sorted(set(record["tasks"]) - set(tasks)):
         found.problem(record_path, f"lists task {task} but the model folder has no {summary_name(task)}")
     for result in source.robustness(root):  # a stray summary of no task is left to the layout check
-        verify_robustness(found, model, result, logprobs, data_source)
+        verify_robustness(found, source, result, logprobs, data_source)
     check_fingerprints(found, folder, record)
     _verify_claims(found, root, model, record, source)
 

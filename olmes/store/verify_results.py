@@ -47,7 +47,7 @@ def verify_task(
 
 
 def verify_robustness(
-    found: Verification, model: str, result: RobustnessResult, logprobs: bool, data_source: str
+    found: Verification, source: Source, result: RobustnessResult, logprobs: bool, data_source: str
 ) -> None:
     found.results += 1
     with found.checking(result.path):
@@ -58,12 +58,12 @@ def verify_robustness(
                 f"{result.path}: not recomputed, its log-prob files are not here (--no-logprobs)"
             )
             return
-        checked = check_robustness(model, result, data_source)
+        checked = check_robustness(source, result, data_source)
         files = {file.name.split(".")[1]: file.path for file in checked.logprobs}
         if report is None:
             _check_recomputed(found, result.path, summary, files)
             return
-        again = analyze(model, files[MCF], files[ROTATIONS])
+        again = analyze(source.model, files[MCF], files[ROTATIONS])
         for key in [key for key in again if key != "inputs" and again[key] != report.get(key)]:
             found.problem(result.path, f"{key} is {report.get(key)!r}, its log-probs give {again[key]!r}")
         for key in [key for key in report if key not in again]:

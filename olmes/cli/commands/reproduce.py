@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
 
     from olmes.core.records import REPRODUCTION_FORMAT
     from olmes.core.resources import cache_dir
+    from olmes.store.naming import shown_name
     from olmes.store.reading import read_model_record
     from olmes.store.reproduce import fit_problem, record_reproduction, reproduce
     from olmes.store.reproduction_lines import summary_lines
@@ -76,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
         record = read_model_record(args.store, args.model)
         problem = fit_problem(record["spec"], record["revision"], int(args.max_weights_gb * 1e9))
         if problem:
-            print(f"olmes: reproduce: {args.model} not reproduced here: {problem}", file=sys.stderr)
+            named = shown_name(args.model, record["display_name"])
+            print(f"olmes: reproduce: {named} not reproduced here: {problem}", file=sys.stderr)
             return 0
     report = reproduce(args.store, args.model, args.limit, args.workdir, cache_dir(), args.weights)
     REPRODUCTION_FORMAT.write(args.output, report)

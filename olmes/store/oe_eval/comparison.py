@@ -11,6 +11,7 @@ from olmes.core.errors import OlmesError
 from olmes.core.methods import CF, MCF, Formulation, Method, get_method
 from olmes.core.records import MetricComparison, write_run_record
 from olmes.store.layout import SCORES, predictions_name, summary_name
+from olmes.store.naming import shown_name
 from olmes.store.oe_eval.checks import ImportedTask, int_field
 from olmes.store.oe_eval.files import TaskRun, metric_methods
 from olmes.store.oe_eval.model import ImportTarget
@@ -28,7 +29,8 @@ def score_and_compare(
 ) -> list[str]:
     """Score the task once; compare the run's metrics with ours and write them into the run records,
     then the summary, which records those run records (so it is made after they are written) and
-    names its log-prob files where they will be."""
+    names its log-prob files where they will be. The first line names the model by its display name
+    (``target.display_name``: the one the import lists it under), then its name."""
     from olmes.scoring.logprob_files import read_tables
     from olmes.scoring.score import score_task, summarize, write_scores
 
@@ -52,7 +54,7 @@ def score_and_compare(
     agree = sum(entry["agrees"] for entry in comparison)
     within = sum(entry["agrees_within_error"] and not entry["agrees"] for entry in comparison)
     lines = [
-        f"{target.model} {item.task.key}: imported {item.count} instances "
+        f"{shown_name(target.model, target.display_name)} {item.task.key}: imported {item.count} instances "
         f"({'full' if item.limit is None else f'first {item.limit}, partial'}; "
         f"{', '.join(sorted(files))}); {agree} of {len(comparison)} reported metrics equal ours"
         + (f", {within} more within float error (its differing decisions are ties)" if within else "")

@@ -27,6 +27,7 @@ from olmes.core.tasks import TASKS, Task
 from olmes.requests.build import instance_rows, task_instances
 from olmes.store.blobs import logprob_file
 from olmes.store.canonical import canonical_requests
+from olmes.store.checks import source_name
 from olmes.store.layout import logprob_name
 from olmes.store.oe_eval.files import (
     CF_METRICS,
@@ -52,26 +53,27 @@ def export_model(
     origin: Path, model: str, output: Path, tasks: list[str] | None = None, data_source: str = "bundle"
 ) -> list[str]:
     """Write ``model``'s standard results of a results folder or store (all tasks, or ``tasks``) into
-    ``output``, made anew."""
+    ``output``, made anew. Its lines name the model by its display name (olmes.store.naming)."""
     source = sources(origin, [model])[0]
+    named = source_name(source)
     entries: list[dict] = []
     chosen = [task for task in source.tasks() if tasks is None or task in tasks]
     for task in tasks or []:
         if task not in source.tasks():
             raise OlmesError(
-                f"{origin} has no {task} results of {model}; it has: {', '.join(source.tasks())}"
+                f"{origin} has no {task} results of {named}; it has: {', '.join(source.tasks())}"
             )
     with atomic_dir(output, "export") as folder:
         for task_key in chosen:
             summary = read_score_summary(source.summary_path(task_key))
             entries += _export_task(folder, len(entries), source, summary, data_source)
         if not entries:
-            raise OlmesError(f"{origin} has no standard results of {model} to export")
+            raise OlmesError(f"{origin} has no standard results of {named} to export")
         groups = _groups(entries)
         everything = groups + entries
         write_records(everything, folder / "metrics-all.jsonl")
         write_json_atomic(folder / "metrics.json", _beaker_summary(everything))
-    return [f"{model}: {len(entries)} task files and {len(groups)} task groups written to {output}"]
+    return [f"{named}: {len(entries)} task files and {len(groups)} task groups written to {output}"]
 
 
 def _export_task(folder: Path, start: int, source, summary: dict, data_source: str) -> list[dict]:

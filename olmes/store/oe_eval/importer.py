@@ -20,6 +20,7 @@ all or nothing (:mod:`~olmes.store.oe_eval.staging`); this module puts them toge
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -60,6 +61,7 @@ def import_run(folder: Path, target: ImportTarget) -> list[str]:
     )
     check_spec_is_their_model(first, model)
     display_name = target.display_name or qualified_name(target.model, model.identity)
+    target = replace(target, display_name=display_name)  # its lines name the model as the tables will
     lines = []
     with staged_import(target.output, target.model, {item.task.key for item in checked}) as staging:
         # read under the import's lock, after an interrupted import's models file has been moved in

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from olmes.core.errors import OlmesError
 from olmes.store.layout import LOGPROBS, MODELS_FILE, REQUESTS, SCORES
+from olmes.store.naming import shown_name
 
 MODEL_PARTS = (REQUESTS, LOGPROBS, SCORES)
 """A model's folders in a results folder, in the order a swap moves them in; they move out in the
@@ -91,11 +92,23 @@ def _clean_up_interrupted(output: Path) -> None:
         if path.name.endswith(_SWAP):
             model = path.name.removeprefix(_PREFIX).removesuffix(_SWAP)
             _swap(output, model, path)
-            print(f"olmes: import: finished moving {model} in, left half moved by an interrupted import "
-                  f"({path})", file=sys.stderr)  # fmt: skip
+            print(f"olmes: import: finished moving {_listed_name(output, model)} in, left half moved by an "
+                  f"interrupted import ({path})", file=sys.stderr)  # fmt: skip
         elif _BUILDING in path.name:
             shutil.rmtree(path)
             print(f"olmes: import: removed {path}, left by an interrupted import", file=sys.stderr)
+
+
+def _listed_name(output: Path, model: str) -> str:
+    """``model`` as a message names it: by the display name the results folder's models file lists it
+    under (olmes.store.naming); its name when the file does not list it or does not read."""
+    from olmes.tables.results import read_models_file
+
+    try:
+        infos = {info.name: info for info in read_models_file(output / MODELS_FILE)}
+    except (OlmesError, OSError):
+        return model
+    return shown_name(model, infos[model].display_name if model in infos else None)
 
 
 def _link_other_tasks(current: Path, staged: Path, tasks: set[str]) -> None:
