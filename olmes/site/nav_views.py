@@ -29,6 +29,7 @@ from olmes.site.writer import SiteWriter
 from olmes.tables.reported import PAPER_SOURCE
 from olmes.tables.results import PARTIAL_GROUP
 from olmes.tables.score_tables import table8_key
+from olmes.tables.signal_noise import SignalNoiseTerms, signal_noise_terms
 
 TABLE_OPEN_ROWS = 50
 """A longer table (the leaderboard, a per-model table) shows this many rows until the reader unfolds it:
@@ -320,6 +321,7 @@ class MethodsView(TypedDict):
     near_tie_nats: float
     error_model: ErrorModel
     top_models: int  # how many models a chart draws at first
+    signal_noise: SignalNoiseTerms  # the settings of the table task_signal_noise
 
 
 def methods_view(inputs: SiteInputs, out: SiteWriter) -> MethodsView:
@@ -338,4 +340,5 @@ def methods_view(inputs: SiteInputs, out: SiteWriter) -> MethodsView:
         "near_tie_nats": NEAR_TIE_NATS,
         "error_model": error_model(),
         "top_models": charts.TOP_MODELS,
+        "signal_noise": signal_noise_terms(),
     }

@@ -44,6 +44,7 @@ from olmes.tables.score_tables import (
     table8,
     table8_key,
 )
+from olmes.tables.signal_noise import SIGNAL_NOISE_KEY, signal_noise_table
 from olmes.tables.table3 import CHECK_KEY, TABLE3_KEY, table3, table3_check
 
 
@@ -93,6 +94,7 @@ TABLE_BUILDERS = (
         tuple(key for key, _ in NORMALIZATION_TABLES), lambda given: normalization_tables(given.scores)
     ),
     TableBuilder(("near_ties",), lambda given: [near_ties_table(given.scores)]),
+    TableBuilder((SIGNAL_NOISE_KEY,), lambda given: [signal_noise_table(given.scores)]),
     TableBuilder(("bpb",), lambda given: [bpb_table(given.scores)]),
     TableBuilder(
         ("paired_bootstrap",), lambda given: [bootstrap_table(given.scores, given.resamples, given.seed)]
