@@ -16,10 +16,14 @@ if os.path.isfile(CONFIG_FILE):
 
 
 # Snakemake deep-merges each --configfile into config.yaml, so a layered file that lists `models`
-# (config/paper.yaml) would get config.yaml's models as well: its models replace them instead.
-# Every other key merges as Snakemake merges it (config/full-standard.yaml sets two keys).
-if "models" in workflow.config_settings.overwrite_config:
-    config["models"] = dict(workflow.config_settings.overwrite_config["models"])
+# (config/paper.yaml) would get config.yaml's models as well: its models replace them instead, and
+# its checkpoint `series` (none if it lists none) replace config.yaml's, as one listing only `series`
+# replaces config.yaml's models too. Every other key merges as Snakemake merges it
+# (config/full-standard.yaml sets two keys).
+LAYERED = workflow.config_settings.overwrite_config
+if "models" in LAYERED or "series" in LAYERED:
+    config["models"] = dict(LAYERED.get("models", {}))
+    config["series"] = dict(LAYERED.get("series", {}))
 
 
 include: "workflow/rules/common.smk"

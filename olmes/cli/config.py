@@ -1,7 +1,8 @@
 """The workflow's configuration: checked against its JSON schema, with one message naming the key.
 
 The workflow runs this check before any job (``workflow/rules/common.smk``); it reads the task
-registry, the prompt variants and the model specs, so it lives above those stages.
+registry, the prompt variants and the model specs, so it lives above those stages. It also expands
+the checkpoint series (:mod:`olmes.cli.series`) into the models the workflow evaluates.
 
 Snakemake's own ``validate`` reports a whole schema dump; this gives the user one line that
 says which key is wrong and what it accepts, before any job runs.
@@ -9,12 +10,14 @@ says which key is wrong and what it accepts, before any job runs.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import yaml
 
+from olmes.cli.series import expand_series
 from olmes.core.errors import OlmesError
 from olmes.core.tasks import STANDARD_VARIANT, TASKS
 from olmes.logprobs.spec import ModelSpec, parse_model_spec
@@ -28,9 +31,19 @@ def _key_path(error: jsonschema.ValidationError) -> str:
     return "".join(parts) or "(top level)"
 
 
-def validate_config(config: dict[str, Any], schema_path: Path) -> dict[str, ModelSpec]:
+@dataclass(frozen=True)
+class ConfigModel:
+    """A model the config evaluates: its entry (as ``models:`` holds it; a series checkpoint's is made
+    by :mod:`olmes.cli.series`) and its spec, parsed once (the workflow keeps it)."""
+
+    entry: dict[str, Any]
+    spec: ModelSpec
+
+
+def validate_config(config: dict[str, Any], schema_path: Path) -> dict[str, ConfigModel]:
     """Raise :class:`OlmesError` for the first problem of ``config`` against the schema, naming the key;
-    return each model's spec, parsed (once: the workflow keeps them, :mod:`olmes.cli.workflow`)."""
+    return every model it evaluates: the ``models`` entries, then each series' checkpoints (read from
+    the hub only when ``<results>/series/`` has not recorded the branches yet)."""
     schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
     schema["properties"]["tasks"]["items"]["enum"] = list(TASKS)  # the registry is the one task list
     robustness = schema["properties"]["robustness"]["properties"]
@@ -40,9 +53,17 @@ def validate_config(config: dict[str, Any], schema_path: Path) -> dict[str, Mode
     if errors:
         error = errors[0]
         raise OlmesError(f"config key '{_key_path(error)}': {error.message}")
-    specs = {name: _check_model_spec(name, model["spec"]) for name, model in config["models"].items()}
+    models = {
+        name: ConfigModel(entry, _check_model_spec(f"models.{name}.spec", entry["spec"]))
+        for name, entry in config["models"].items()
+    }
     _check_robustness(config)
-    return specs
+    checkpoints = expand_series(config.get("series", {}), Path(config["results"]), models)
+    for name, entry in checkpoints.items():
+        models[name] = ConfigModel(entry, _check_model_spec(f"series.{entry['series']}", entry["spec"]))
+    if not models:
+        raise OlmesError("config key 'models': no model to evaluate; give one in 'models' or in 'series'")
+    return models
 
 
 def _check_robustness(config: dict[str, Any]) -> None:
@@ -67,7 +88,7 @@ def _check_robustness(config: dict[str, Any]) -> None:
             )
 
 
-def _check_model_spec(name: str, spec: str) -> ModelSpec:
+def _check_model_spec(key: str, spec: str) -> ModelSpec:
     """A spec is what ``olmes logprobs --model`` takes, checked here without loading anything (nor
     torch) so that a wrong one stops the run before any job (:func:`olmes.logprobs.spec.parse_model_spec`:
     a local file or folder must be there; a hub id is checked when its log-prob job fetches it).
@@ -75,4 +96,4 @@ def _check_model_spec(name: str, spec: str) -> ModelSpec:
     try:
         return parse_model_spec(spec)
     except OlmesError as error:
-        raise OlmesError(f"config key 'models.{name}.spec': {error}") from error
+        raise OlmesError(f"config key '{key}': {error}") from error

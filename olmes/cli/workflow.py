@@ -2,8 +2,10 @@
 package, and the Python their rules run, stated without torch (snakemake plans the jobs on a machine
 that may have only the light install; the jobs themselves run ``olmes`` commands).
 
-Each model's spec is parsed once per snakemake process (:func:`check_config` keeps the config's;
-:func:`model_spec` parses a store's on first use), then handed on parsed.
+The models the rules fan out over are the config's ``models`` and each checkpoint of its ``series``
+(:func:`check_config`, :mod:`olmes.cli.series`). Each model's spec is parsed once per snakemake
+process (:func:`check_config` keeps the config's; :func:`model_spec` parses a store's on first use),
+then handed on parsed.
 """
 
 from __future__ import annotations
@@ -51,11 +53,14 @@ __all__ = [  # what the rules use by name, besides the functions below
 _SPECS: dict[str, ModelSpec] = {}  # each spec text parsed in this process, by its text
 
 
-def check_config(config: dict[str, Any], schema_path: Path) -> None:
-    """The config checked against its schema (:func:`olmes.cli.config.validate_config`), its models'
-    specs kept parsed."""
-    for spec in validate_config(config, schema_path).values():
-        _SPECS.setdefault(spec.text, spec)
+def check_config(config: dict[str, Any], schema_path: Path) -> dict[str, dict]:
+    """The config checked against its schema (:func:`olmes.cli.config.validate_config`); return the
+    models the rules fan out over, by name: the ``models`` entries, then each series' checkpoints
+    (entries of the same shape). Their specs are kept parsed."""
+    models = validate_config(config, schema_path)
+    for model in models.values():
+        _SPECS.setdefault(model.spec.text, model.spec)
+    return {name: model.entry for name, model in models.items()}
 
 
 def model_spec(text: str) -> ModelSpec:

@@ -25,8 +25,12 @@ from olmes.cli.workflow import (
 )
 
 
+# config["models"] becomes every model the rules fan out over: its entries, then each checkpoint of
+# config["series"] as an entry of its own (olmes/cli/series.py), so a checkpoint added adds only its jobs.
 try:
-    olmes_workflow.check_config(config, Path(workflow.source_path("../schemas/config.schema.yaml")))
+    config["models"] = olmes_workflow.check_config(
+        config, Path(workflow.source_path("../schemas/config.schema.yaml"))
+    )
 except OlmesError as error:
     if not os.path.isfile(CONFIG_FILE):
         error = (
