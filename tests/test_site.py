@@ -201,7 +201,8 @@ def test_pages_and_files(built):
         "normalization.html",
         "cf-vs-mcf.html",
         "mmlu.html",
-        "checkpoints.html",
+        "training.html",
+        "training/demo.html",
         "methods.html",
         "robustness.html",
     }
@@ -507,7 +508,7 @@ def test_every_page_written_is_a_page_of_the_registry(built, tmp_path, monkeypat
 def test_every_page_loads_cleanly(built, browser):
     site = built["site"]
     pages = sorted(site.rglob("*.html"))
-    assert len(pages) == 7 + 10 + 3  # the top pages, one per task, one per model
+    assert len(pages) == 7 + 1 + 10 + 3  # the top pages, one per series, one per task, one per model
     with watched(browser) as w:
         for path in pages:
             page = w.goto(path.as_uri())
@@ -583,7 +584,10 @@ def test_chart_renders_marks(built, browser):
     label cut off; vega, loaded once the pointer is on the chart, draws it again live with the same
     marks."""
     with watched(browser) as w:
-        for page_name, chart in (("cf-vs-mcf.html", "figure2"), ("checkpoints.html", "figure1")):
+        for page_name, chart, count in (
+            ("cf-vs-mcf.html", "figure2", 1),
+            ("training/demo.html", "figure1", 2),
+        ):
             before = len(w.requests)
             page = w.goto((built["site"] / page_name).as_uri())
             built_marks = _chart_marks(page, chart)
@@ -592,7 +596,7 @@ def test_chart_renders_marks(built, browser):
             assert not any("vega" in url for url in loaded), "a chart library loaded before it was needed"
             # every label as this browser draws it inside the SVG (the build measured it in DejaVu Sans)
             assert page.eval_on_selector(f"#{chart}", _TEXT_OUTSIDE) == []
-            assert draw_charts_live(page) == 1
+            assert draw_charts_live(page) == count
             assert _chart_marks(page, chart) == built_marks
             assert any(url.endswith("static/vega-embed.min.js") for url in w.requests[before:])
         assert w.errors == []

@@ -64,6 +64,8 @@ def test_each_template_reads_only_its_view_and_the_frame():
 
 def test_the_registry_has_a_family_for_models_reported_models_and_tasks():
     families = {entry.template: entry for entry in registry.PAGES if isinstance(entry, registry.PageFamily)}
-    assert {"model.html", "reported.html", "task.html", "subjects.html"} == set(families)
+    assert {"model.html", "reported.html", "task.html", "subjects.html", "training.html"} == set(families)
     assert families["subjects.html"].title is not None  # in the navigation, each under its task's name
-    assert all(families[name].title is None for name in ("model.html", "reported.html", "task.html"))
+    assert all(
+        families[name].title is None for name in ("model.html", "reported.html", "task.html", "training.html")
+    )

@@ -51,11 +51,6 @@ class SiteInputs:
     browser: BrowserData
 
     @property
-    def has_checkpoints(self) -> bool:
-        """Some model is a checkpoint of a declared series: Figure 1 has data."""
-        return bool(self.data.tables.figures.get("figure1_checkpoints"))
-
-    @property
     def paper_checked(self) -> bool:
         """Some evaluated model regenerates a paper model: the tables' paper check has a summary row."""
         return bool(self.data.tables.get("paper_check_summary")["records"])
@@ -267,16 +262,6 @@ def subjects_view(inputs: SiteInputs, out: SiteWriter, member: str) -> SubjectsV
         "subject_rows": rows,
         "subjects_chart": chart,
     }
-
-
-class CheckpointsView(TypedDict):
-    figure1: charts.PickableChart | None
-
-
-def checkpoints_view(inputs: SiteInputs, out: SiteWriter) -> CheckpointsView:
-    rows = inputs.data.tables.figures["figure1_checkpoints"]
-    figure1 = charts.figure1_spec(rows, inputs.task_names, inputs.ranking)
-    return {"figure1": chart_data(out, "figure1", figure1)}
 
 
 class RobustnessView(TypedDict):

@@ -2,10 +2,11 @@
 
 Each :class:`Page` states once its path, template, navigation title, when it exists and its view (what
 its template receives, a record per page); a :class:`PageFamily` states a page per member of a kind: a
-task made of subjects (MMLU), an evaluated model, a reported model, a task. The navigation lists the
-pages that have a title, and the site build writes every page the registry yields, both from here. A
-template reads its page's view and the :class:`Frame` every page shares, nothing else: no registry of
-tasks or methods is a template global (``tests/test_site_registry.py`` checks each template's names).
+task made of subjects (MMLU), a checkpoint series, an evaluated model, a reported model, a task. The
+navigation lists the pages that have a title, and the site build writes every page the registry yields,
+both from here. A template reads its page's view and the :class:`Frame` every page shares, nothing else:
+no registry of tasks or methods is a template global (``tests/test_site_registry.py`` checks each
+template's names).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from olmes.site.nav_views import (
     SiteInputs,
     View,
     cf_mcf_view,
-    checkpoints_view,
     leaderboard_view,
     methods_view,
     normalization_view,
@@ -34,6 +34,7 @@ from olmes.site.nav_views import (
 from olmes.site.pages import SiteModel, TaskFacts
 from olmes.site.reported import ReportedView, reported_view
 from olmes.site.task_view import TaskView, browser_setup, task_methods, task_view
+from olmes.site.training_view import training_index_view, training_members, training_view
 from olmes.site.writer import SiteWriter
 
 Member = TypeVar("Member")
@@ -146,12 +147,13 @@ PAGES: tuple[Page | PageFamily, ...] = (
         title=lambda task: TASKS[task].display_name,
     ),
     Page(
-        "checkpoints.html",
-        "checkpoints.html",
-        "Checkpoints",
-        lambda inputs: inputs.has_checkpoints,
-        checkpoints_view,
+        "training.html",
+        "training_index.html",
+        "Training",
+        lambda inputs: bool(training_members(inputs)),
+        training_index_view,
     ),
+    PageFamily("training.html", training_members, lambda series: series.page, training_view),
     Page("robustness.html", "robustness.html", "Robustness", _always, robustness_view),
     Page(
         "reproduction.html",
@@ -172,5 +174,5 @@ PAGES: tuple[Page | PageFamily, ...] = (
     PageFamily("reported.html", lambda inputs: inputs.data.reported_models, _model_path, reported_page_view),
     PageFamily("task.html", lambda inputs: inputs.data.tasks, _task_path, task_page_view),
 )
-"""Every page of the site: the navigation's in its order, then a page per evaluated model, per reported
-model and per task."""
+"""Every page of the site: the navigation's in its order (Training's, with a page per checkpoint series),
+then a page per evaluated model, per reported model and per task."""

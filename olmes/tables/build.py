@@ -46,6 +46,7 @@ from olmes.tables.score_tables import (
 )
 from olmes.tables.signal_noise import SIGNAL_NOISE_KEY, signal_noise_table
 from olmes.tables.table3 import CHECK_KEY, TABLE3_KEY, table3, table3_check
+from olmes.tables.training import TRAINING_KEYS, training_tables
 
 
 @dataclass
@@ -99,6 +100,7 @@ TABLE_BUILDERS = (
     TableBuilder(
         ("paired_bootstrap",), lambda given: [bootstrap_table(given.scores, given.resamples, given.seed)]
     ),
+    TableBuilder(TRAINING_KEYS, lambda given: training_tables(given.scores, given.resamples, given.seed)),
     TableBuilder(("table5_variants",), lambda given: [table5(given.scores)]),
     TableBuilder(("rotations",), lambda given: [rotations_table(given.scores)]),
     TableBuilder(
