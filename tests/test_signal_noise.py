@@ -205,20 +205,27 @@ def test_without_series_noise_and_snr_are_missing_signal_and_mde_are_there():
 
 
 def test_the_methods_page_shows_the_table(tmp_path):
-    """olmes tables writes the table; olmes site shows it on the methods page, its numbers as written
-    (no series here: the unit tests above check the noise)."""
-    for name, skill in (("weak", 0.5), ("strong", 0.9)):
-        write_model_files(tmp_path, name, skill)
+    """olmes tables writes the table; olmes site shows it on the methods page, its numbers as written."""
+    for step, skill in enumerate((0.5, 0.6, 0.55, 0.7)):
+        write_model_files(tmp_path, f"ckpt{step}", skill)
+    write_model_files(tmp_path, "other", 0.9)
+    models = tmp_path / "models.yaml"
+    entries = [f"  - {{name: ckpt{k}, series: demo, training_tokens: {k + 1}e9}}" for k in range(4)]
+    models.write_text("models:\n" + "\n".join([*entries, "  - {name: other}"]) + "\n")
     scores, tables, site = (tmp_path / name for name in ("scores", "tables", "site"))
     assert signal_noise.SIGNAL_NOISE_KEY in build.TABLE_KEYS
-    assert main(["tables", "--scores", str(scores), "--out", str(tables), "--resamples", "20"]) == 0
-    assert main(["site", "--scores", str(scores), "--tables", str(tables), "--out", str(site)]) == 0
+    common = ["--scores", str(scores), "--models", str(models)]
+    assert main(["tables", *common, "--out", str(tables), "--resamples", "20"]) == 0
+    assert main(["site", *common, "--tables", str(tables), "--out", str(site)]) == 0
     written = json.loads((tables / "task_signal_noise.json").read_text())
     boolq = next(r for r in written["records"] if r["task"] == "boolq" and r["measure"] == "olmes")
-    assert boolq["signal"] > 0 and boolq["noise"] is None and boolq["n_scored"] == 40
+    assert boolq["models"] == ["other", "ckpt3"] and boolq["n_scored"] == 40
+    assert [(e["series"], e["checkpoints"]) for e in boolq["noise_series"]] == [
+        ("demo", [f"ckpt{k}" for k in range(4)])
+    ]
     page = (site / "methods.html").read_text()
     assert written["title"] in page and "task_signal_noise.csv" in page and "arXiv 2508.13144" in page
     shown = written["groups"][0]["rows"][0]  # BoolQ under the OLMES score
-    assert shown[0] == "BoolQ" and shown[5] == "no checkpoint series"
-    for cell in (shown[3], shown[5], shown[11], shown[12]):  # signal, why no noise, the MDEs at the n scored
+    assert shown[0] == "BoolQ" and shown[5] == "last 4 of demo"
+    for cell in shown[3:]:  # signal, noise, where from, SNR, the counts and MDEs
         assert f"<span>{cell}</span>" in page

@@ -16,8 +16,8 @@ Uncertainty in Language Model Evaluation" (arXiv 2508.13144), as its code comput
   :data:`MIN_SIGNAL_MODELS`);
 - *SNR* = signal / noise.
 
-A series is the models that declare one ``series`` and their ``training_tokens``
-(:class:`~olmes.tables.results.ModelInfo`), ordered by their training tokens.
+A series is the models that declare one ``series`` and their ``training_tokens``, ordered by their
+training tokens (:func:`olmes.tables.training.training_series`).
 
 **The minimum detectable difference** (MDE) of two models' accuracies compared on the same n
 instances, two-sided α = :data:`ALPHA` at power :data:`POWER`, is (z_{1−α/2} + z_{power}) × √(v / n)
@@ -54,7 +54,8 @@ from olmes.core.tasks import TASKS
 from olmes.scoring.statistics import is_macro_averaged
 from olmes.tables.bootstrap import _shared_correctness
 from olmes.tables.render import MISSING, Cell, Table, percent_cell, text_cell
-from olmes.tables.results import ModelInfo, ScoreSet, best_of_two_score, method_accuracy, task_name
+from olmes.tables.results import ScoreSet, best_of_two_score, method_accuracy, task_name
+from olmes.tables.training import OLMES_SCORE, training_series
 
 SIGNAL_NOISE_KEY = "task_signal_noise"
 NOISE_CHECKPOINTS = 30  # the paper's n: a run's final 30 checkpoints
@@ -64,7 +65,6 @@ ALPHA = 0.05
 POWER = 0.80
 MDE_Z = NormalDist().inv_cdf(1 - ALPHA / 2) + NormalDist().inv_cdf(POWER)
 """z_{1−α/2} + z_{power} = 1.960 + 0.842 = 2.80."""
-OLMES_SCORE = "olmes"
 MEASURES = {
     OLMES_SCORE: "OLMES score (best of CF and MCF)",
     CF: "CF (recommended normalization)",
@@ -167,18 +167,6 @@ def standard_count(scores: ScoreSet, task: str, measure: str) -> float | None:
 
 
 # -- one task under one measure -------------------------------------------------------------------------
-
-
-def checkpoint_series(models: Sequence[ModelInfo]) -> dict[str, list[str]]:
-    """Each series' models (those with a series and training tokens) by training tokens, by series name."""
-    members: dict[str, list[ModelInfo]] = {}
-    for info in models:
-        if info.series is not None and info.training_tokens is not None:
-            members.setdefault(info.series, []).append(info)
-    return {
-        name: [info.name for info in sorted(found, key=lambda info: info.training_tokens)]
-        for name, found in sorted(members.items())
-    }
 
 
 @dataclass(frozen=True)
@@ -366,7 +354,7 @@ CAPTION = (
 
 
 def signal_noise_table(scores: ScoreSet) -> Table:
-    series = checkpoint_series(scores.models)
+    series = {found.name: [info.name for info in found.checkpoints] for found in training_series(scores)}
     groups, records = [], []
     for measure, label in MEASURES.items():
         found = [task_record(scores, task, measure, series) for task in scores.tasks]
