@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 from statistics import NormalDist
 
@@ -19,7 +20,7 @@ from olmes.scoring.predictions import NEAR_TIE_NATS
 from olmes.scoring.statistics import olmes_result
 from olmes.tables import build, render, results, signal_noise
 from olmes.tables.digest import PredictionDigest
-from tests.helpers import write_model_files
+from tests.helpers import compile_latex, write_model_files
 
 TASK = "arc_easy"  # 1000 instances in the standard
 CF_KEY = TASKS[TASK].recommended_method.key
@@ -229,3 +230,10 @@ def test_the_methods_page_shows_the_table(tmp_path):
     assert shown[0] == "BoolQ" and shown[5] == "last 4 of demo"
     for cell in shown[3:]:  # signal, noise, where from, SNR, the counts and MDEs
         assert f"<span>{cell}</span>" in page
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
+    alone = tmp_path / "latex"
+    alone.mkdir()
+    shutil.copy(tables / "task_signal_noise.tex", alone)
+    done = compile_latex(alone)
+    assert done.returncode == 0, done.stdout[-3000:]

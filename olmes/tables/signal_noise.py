@@ -337,19 +337,20 @@ def _row(record: dict) -> list[Cell]:
     ]  # fmt: skip
 
 
-CAPTION = (
+CAPTION = (  # plain text: LaTeX prints it as it is (render.latex_escape maps a few signs, not σ or √)
     "Per task: signal, noise and SNR as Heineman et al. 2025 (Signal and Noise, arXiv 2508.13144) define "
     "them, and the minimum detectable difference (MDE) of two models compared on the same instances. "
-    "Noise: σ/mean of a training series' scores over its last {checkpoints} checkpoints (fewer where it "
-    "has fewer, at least {min_checkpoints}; averaged over series; Noise from says which), — without a "
-    "series. Signal: (max − min)/mean of the final models' scores (Models: every model that is not a "
-    "checkpoint, and each series' last checkpoint; at least {min_models}). SNR = signal/noise: high SNR, "
-    "the task separates models more than a training run's last steps move it. MDE (points): the smallest "
-    "true difference a two-sided test at α = {alpha:g} finds with {power:.0%} power, {z:.2f} × √(v/n): "
-    "unpaired v = 2p(1−p) at the models' mean accuracy p; paired v = the observed share of instances "
-    "exactly one of two ranking-adjacent models gets right (the OLMES score only). A difference between "
-    "two checkpoints below the MDE is not detectable on this task. n: the standard's count and the fewest "
-    "scored by the row's models; MMLU's is effective, S²/Σ 1/n_s over its subjects (macro average)."
+    "Noise: standard deviation / mean of a training series' scores over its last {checkpoints} checkpoints "
+    "(all where it has fewer, at least {min_checkpoints}; averaged over series; Noise from says which), — "
+    "without a series. Signal: (max - min) / mean of the final models' scores (Models: every model that is "
+    "not a checkpoint, and each series' last checkpoint; at least {min_models}). SNR = signal / noise: high "
+    "SNR, the task separates models more than a training run's last steps move it. MDE (points): the "
+    "smallest true difference a two-sided test at alpha = {alpha:g} finds with {power:.0%} power, "
+    "{z:.2f} x sqrt(v / n): unpaired v = 2p(1 - p) at the models' mean accuracy p; paired v = the observed "
+    "share of instances exactly one of two ranking-adjacent models gets right (the OLMES score only). A "
+    "difference between two checkpoints below the MDE is not detectable on this task. n: the standard's "
+    "count and the fewest scored by the row's models; MMLU's is effective, S^2 / (sum of 1/n_s) over its "
+    "subjects (macro average)."
 )
 
 
