@@ -19,6 +19,7 @@ from olmes.core.records import (
     DOCUMENT_FORMATS,
     FIGURE_FORMAT,
     FLAGS_FORMAT,
+    LEADERBOARD_FORMAT,
     LOGPROB_FORMAT,
     MODEL_FORMAT,
     PREDICTION_FORMAT,
@@ -55,6 +56,7 @@ EARLIER_FILES = [
     ("olmes.figure-1.json", FIGURE_FORMAT, 1),
     ("olmes.table-3.table3.json", TABLE_FORMAT, 3),
     ("olmes.figure-2.json", FIGURE_FORMAT, 2),
+    ("olmes.table-4.leaderboard.json", LEADERBOARD_FORMAT, 4),
     ("olmes.flags-1.json", FLAGS_FORMAT, 1),
     ("olmes.site-manifest-1.json", SITE_MANIFEST_FORMAT, 1),
 ]

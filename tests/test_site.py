@@ -282,8 +282,10 @@ def test_the_site_shows_the_leaderboard_rows_as_they_are(built):
     shown = re.findall(r"<tr data-name=.*?</tr>", page[page.index('id="leaderboard"') :], flags=re.S)
     assert len(shown) == len(rows) and [row["partial"] for row in rows] == sorted(r["partial"] for r in rows)
     for row, html in zip(rows, shown, strict=True):
-        rank_and_model, average, *cells = html.split("<td")[1:]
+        rank_and_model, average, group, *cells = html.split("<td")[1:]
         assert f'data-sort="{row["rank"] or ""}"' in rank_and_model
+        assert (f"({row['rank_low']}–{row['rank_high']})" in rank_and_model) == (row["rank"] is not None)
+        assert f'data-sort="{row["tie_group"] or ""}"' in group
         assert f">{escape(row['display_name'])}</a>" in rank_and_model
         assert f'data-sort="{sort_key(row["average"])}"' in average
         assert (row["average_stderr"] is not None) == (f"±{percent(row['average_stderr'])}" in average)

@@ -184,9 +184,12 @@ def test_leaderboard_ranks_ties_chance_and_flags():
     scores = make_scores(summaries, [results.ModelInfo(name, display) for name, display in names.items()])
     frame = pd.DataFrame({"method": ["mcf"] * 4 + ["cf_char"] * 4, "num_choices": [2, 2, 2, 4] * 2})
     chance = chance_accuracy(frame)  # of the predictions behind each cell: (3 x 1/2 + 1/4) / 4
-    none = np.array([], dtype=np.int64)
-    for key in scores.summaries:
-        scores._digests[key] = PredictionDigest(chance, [], none, b"[]", None, [], none.astype(bool))
+    ids = np.arange(100)
+    for key, summary in scores.summaries.items():  # right on the first instances, as many as the score says
+        right = ids < round(100 * (summary["best_of_two"] or {"score": 0})["score"])
+        scores._digests[key] = PredictionDigest(
+            chance, [], ids, json.dumps(ids.tolist()).encode(), None, [], right
+        )
     pairs = [("piqa", "b", "a", True), ("piqa", "a", "c", False), ("boolq", "b", "e", None)]
     boot = render.Table("paired_bootstrap", "", "", [], [], [
         {"task": task, "higher": higher, "lower": lower, "tied": tied} for task, higher, lower, tied in pairs
@@ -232,7 +235,17 @@ def test_leaderboard_ranks_ties_chance_and_flags():
     assert [row[:2] for row in shown(ranked)] == expected
     assert shown(ranked)[1][header.index("CommonsenseQA")] == "70.0" + render.DAGGER
     assert shown(ranked)[5][header.index("BoolQ")] == render.MISSING
-    assert ranked[0][1].value == 1 and ranked[0][2].value == rows[0]["average"]
+    assert ranked[0][1].value == 1 and ranked[0][header.index("Average")].value == rows[0]["average"]
+    # rank intervals and tie groups: b and a apart, f and e the same answers (tied in every draw)
+    intervals = [(r["rank_low"], r["rank_high"], r["tie_group"], r["interval"]) for r in rows]
+    assert (
+        intervals
+        == [(1, 1, 1, "paired bootstrap"), (2, 2, 2, "paired bootstrap")]
+        + [(3, 4, 3, "paired bootstrap")] * 2
+        + [(None, None, None, None)] * 3
+    )
+    assert [row[2:4] for row in shown(ranked)] == [["[1, 1]", "1"], ["[2, 2]", "2"], ["[3, 4]", "3"],
+                                                  ["[3, 4]", "3"], ["—", "—"], ["—", "—"]]  # fmt: skip
     assert shown(partial)[0][header.index("BoolQ")] == "90.0" + render.PARTIAL_MARK
 
 

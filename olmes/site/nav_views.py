@@ -13,7 +13,7 @@ from olmes.core import numerics
 from olmes.core.errors import OlmesError
 from olmes.core.identities import identity_line
 from olmes.core.methods import METHODS, NORMALIZATIONS
-from olmes.core.records import LeaderboardTask, ReproductionReport
+from olmes.core.records import LeaderboardRow, LeaderboardTask, ReproductionReport
 from olmes.core.tasks import TASKS
 from olmes.scoring.predictions import NEAR_TIE_NATS
 from olmes.site import charts
@@ -90,6 +90,7 @@ class LeaderboardEntry(TypedDict):
 
     model: SiteModel
     cells: dict[str, LeaderboardTask | None]
+    record: LeaderboardRow  # the tables' row: its rank's and average's intervals, its tie group
     reasons: list[str]
     identity: str
     provenance: str | None
@@ -104,9 +105,18 @@ class LeaderboardGroup(TypedDict):
     later: list[LeaderboardEntry]
 
 
+class TieGroup(TypedDict):
+    """A tie group of the leaderboard (olmes/tables/rank_intervals.py): the ranks it spans."""
+
+    first: int
+    last: int
+    size: int
+
+
 class LeaderboardView(TypedDict):
     rows: list[LeaderboardEntry]
     groups: list[LeaderboardGroup]
+    tie_groups: dict[int, TieGroup]  # by number
     collapsed: bool  # longer than TABLE_OPEN_ROWS: the page shows the first rows only
     has_reported: bool
     inline_table_rows: int
@@ -129,6 +139,7 @@ def leaderboard_entries(data: SiteData) -> list[LeaderboardEntry]:
             {
                 "model": model,
                 "cells": row["tasks"],
+                "record": row,
                 "reasons": reasons,
                 "identity": identity_line(data.identity(model.name)),
                 "provenance": data.provenance(model.name),
@@ -155,11 +166,22 @@ def leaderboard_groups(data: SiteData, rows: list[LeaderboardEntry]) -> list[Lea
     return groups
 
 
+def tie_groups(rows: list[LeaderboardRow]) -> dict[int, TieGroup]:
+    """The leaderboard's tie groups, by number, from its ranked rows (in rank order)."""
+    found: dict[int, TieGroup] = {}
+    for row in rows:
+        if row["tie_group"] is not None:
+            group = found.setdefault(row["tie_group"], {"first": row["rank"], "last": row["rank"], "size": 0})
+            group["last"], group["size"] = row["rank"], group["size"] + 1
+    return found
+
+
 def leaderboard_view(inputs: SiteInputs, out: SiteWriter) -> LeaderboardView:
     rows = leaderboard_entries(inputs.data)
     return {
         "rows": rows,
         "groups": leaderboard_groups(inputs.data, rows),
+        "tie_groups": tie_groups(inputs.data.leaderboard),
         "collapsed": len(rows) > TABLE_OPEN_ROWS,
         "has_reported": any(row["model"].kind == "reported" for row in rows),
         "inline_table_rows": INLINE_TABLE_ROWS,

@@ -46,13 +46,22 @@ def paired_bootstraps(
     pair gets the same draws, so one matrix product resamples them all (a task's 499 adjacent pairs of
     500 models); each result is bit for bit the one of the pair alone."""
     differences = np.stack([a.astype(np.float64) - b.astype(np.float64) for a, b in pairs], axis=1)
+    lows, highs = np.percentile(resampled_means(differences, strata, resamples, seed), [2.5, 97.5], axis=0)
     groups = _strata_members(len(differences), strata)
-    totals = np.zeros((resamples, len(pairs)))
-    for members, counts in zip(groups, _draw_counts(tuple(map(len, groups)), resamples, seed), strict=True):
-        totals += (counts @ differences[members].astype(np.float32)).astype(np.float64) / len(members)
-    lows, highs = np.percentile(totals / len(groups), [2.5, 97.5], axis=0)
     estimates = [float(np.mean([column[members].mean() for members in groups])) for column in differences.T]
     return [(estimates[k], float(lows[k]), float(highs[k])) for k in range(len(pairs))]
+
+
+def resampled_means(values: np.ndarray, strata: np.ndarray | None, resamples: int, seed: int) -> np.ndarray:
+    """Per resample (row) and column of ``values`` (instances x columns, small integers such as 0/1
+    correctness or -1/0/1 differences, exact in float32), the mean over the resampled instances; with
+    ``strata`` each stratum is resampled on its own and the strata's means are macro-averaged. Every
+    column gets the same draws (:func:`_draw_counts`): one matrix product per stratum for all of them."""
+    groups = _strata_members(len(values), strata)
+    totals = np.zeros((resamples, values.shape[1]))
+    for members, counts in zip(groups, _draw_counts(tuple(map(len, groups)), resamples, seed), strict=True):
+        totals += (counts @ values[members].astype(np.float32)).astype(np.float64) / len(members)
+    return totals / len(groups)
 
 
 def _strata_members(size: int, strata: np.ndarray | None) -> list[np.ndarray]:

@@ -116,6 +116,8 @@ TABLE_BUILDERS = (
                 given.built["paired_bootstrap"],
                 given.flags(),
                 given.reported,
+                given.resamples,
+                given.seed,
             )
         ],
     ),

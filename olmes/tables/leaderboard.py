@@ -3,10 +3,16 @@ bootstrap's ties and the flags of each score (``olmes tables``' ``leaderboard``)
 
 from __future__ import annotations
 
+import typing
+from dataclasses import asdict
+
 import numpy as np
 
 from olmes.core.methods import MCF
 from olmes.core.records import LeaderboardRow, LeaderboardTask, TaskFlag
+from olmes.core.records.tables import INTERVAL_FIELDS
+from olmes.tables.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from olmes.tables.rank_intervals import RankInterval, rank_intervals
 from olmes.tables.render import DAGGER, MISSING, PARTIAL_MARK, Cell, Table, percent, percent_cell, text_cell
 from olmes.tables.reported import EVALUATED_SOURCE, PAPER_SOURCE, reported_leaderboard_rows
 from olmes.tables.results import (
@@ -20,12 +26,20 @@ from olmes.tables.results import (
 
 
 def leaderboard_table(
-    scores: ScoreSet, table4: Table, bootstrap: Table, flags: list[dict], reported: bool = False
+    scores: ScoreSet,
+    table4: Table,
+    bootstrap: Table,
+    flags: list[dict],
+    reported: bool = False,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
 ) -> Table:
     """The leaderboard as data (:class:`~olmes.core.records.LeaderboardRow` records, in rank order): per
-    model its rank and Table 4's average with its standard error, per task the OLMES score and what
-    is shown beside it (standard error, formulation, CF and MCF accuracies, n, the models it is
-    statistically tied with in ``bootstrap``, chance, the ``flags`` of its two formulations).
+    model its rank and Table 4's average with its standard error, the 95% intervals of both and its
+    tie group (:mod:`olmes.tables.rank_intervals`, ``resamples`` draws seeded by ``seed``), per task
+    the OLMES score and what is shown beside it (standard error, formulation, CF and MCF accuracies,
+    n, the models it is statistically tied with in ``bootstrap``, chance, the ``flags`` of its two
+    formulations).
 
     Order: complete models (no partial result) first, by average, highest first; those without an
     average after them, by the mean of the scores they have; then by display name. Partial runs come
@@ -33,7 +47,8 @@ def leaderboard_table(
 
     With ``reported``, the paper's Table 13 models join as reported rows (``kind`` and ``source`` on
     every row): one ranking over both kinds, by average as above (a reported average is the printed
-    one, to one decimal); a reported row has no standard error and is tied with nothing.
+    one, to one decimal); a reported row has no standard error, is tied with nothing on a task and
+    has binomial intervals (:mod:`olmes.tables.rank_intervals`).
     """
     averages = {record["model"]: record for record in table4.records}
     ties = _bootstrap_ties(bootstrap.records)
@@ -64,9 +79,21 @@ def leaderboard_table(
             row.update(kind="evaluated", source=EVALUATED_SOURCE)
         rows += reported_leaderboard_rows(scores.tasks)
     rows.sort(key=_rank_key)
-    for position, row in enumerate(row for row in rows if row["average"] is not None):
+    ranked = [row for row in rows if row["average"] is not None]
+    for position, row in enumerate(ranked):
         row["rank"] = position + 1
+    intervals = iter(rank_intervals(scores, ranked, resamples, seed))  # in the order of rows
+    rows = [_with_interval(row, None if row["rank"] is None else next(intervals)) for row in rows]
     return _leaderboard_display(scores, rows, reported)
+
+
+RECORD_FIELDS = tuple(typing.get_type_hints(LeaderboardRow))
+
+
+def _with_interval(row: LeaderboardRow, interval: RankInterval | None) -> LeaderboardRow:
+    """``row`` with its interval fields (None without a rank), every field in the record's order."""
+    fields = {**row, **(asdict(interval) if interval else dict.fromkeys(INTERVAL_FIELDS))}
+    return {key: fields[key] for key in RECORD_FIELDS if key in fields}
 
 
 def _bootstrap_ties(records: list[dict]) -> dict[tuple[str, str], list[str]]:
@@ -112,14 +139,15 @@ def _rank_key(row: LeaderboardRow) -> tuple:
 
 def _leaderboard_display(scores: ScoreSet, rows: list[LeaderboardRow], reported: bool) -> Table:
     kind_columns = ["Kind", "Source"] if reported else []
-    header = ["Model", *kind_columns, "Rank", "Average", "s.e."] + [task_name(task) for task in scores.tasks]
-    short = ["Model", *kind_columns, "Rank", "Average", "s.e."] + [task_short_name(t) for t in scores.tasks]
+    ranking = ["Rank", RANK_CI, TIE_GROUP, "Average", "s.e."]
+    header = ["Model", *kind_columns, *ranking] + [task_name(task) for task in scores.tasks]
+    short = ["Model", *kind_columns, *ranking] + [task_short_name(task) for task in scores.tasks]
     groups: dict[bool, list[list[Cell]]] = {False: [], True: []}
     for row in rows:
         cells = [
             text_cell(row["display_name"] + (" (partial)" if row["partial"] else "")),
             *([text_cell(row["kind"]), text_cell(row["source"])] if reported else []),
-            Cell(None, MISSING) if row["rank"] is None else Cell(row["rank"], str(row["rank"])),
+            *_rank_cells(row),
             percent_cell(row["average"]),
             percent_cell(row["average_stderr"]),
         ]
@@ -134,10 +162,11 @@ def _leaderboard_display(scores: ScoreSet, rows: list[LeaderboardRow], reported:
     caption = (
         f"The leaderboard the site shows, as data: OLMES score (%) per model and task, {DAGGER} where MCF "
         "won; Average and its standard error (s.e.) from Table 4. Rank among the models with an "
-        "average, highest first; models without one follow by the mean of the scores they have. The "
-        "JSON records add per task the standard error, formulation, CF and MCF accuracies, n, the models "
-        "statistically tied with (paired bootstrap), the accuracy of guessing and the flags of the "
-        "score's two formulations."
+        "average, highest first; models without one follow by the mean of the scores they have. "
+        + RANKS_NOTE
+        + " The JSON records add the average's 95% interval and per task the standard error, "
+        "formulation, CF and MCF accuracies, n, the models statistically tied with (paired bootstrap), "
+        "the accuracy of guessing and the flags of the score's two formulations."
     ) + (REPORTED_NOTE if reported else "")
     labelled = [(None, groups[False])] if groups[False] else []
     labelled += [(PARTIAL_GROUP, groups[True])] if groups[True] else []
@@ -147,8 +176,35 @@ def _leaderboard_display(scores: ScoreSet, rows: list[LeaderboardRow], reported:
     )  # fmt: skip
 
 
+def _rank_cells(row: LeaderboardRow) -> list[Cell]:
+    """The rank, its 95% interval and the tie group; missing without a rank."""
+    if row["rank"] is None:
+        return [Cell(None, MISSING)] * 3
+    interval = f"[{row['rank_low']}, {row['rank_high']}]"
+    return [
+        Cell(row["rank"], str(row["rank"])),
+        Cell(row["rank_low"], interval),
+        Cell(row["tie_group"], str(row["tie_group"])),
+    ]
+
+
+RANK_CI = "Rank 95% CI"
+TIE_GROUP = "Tie group"
+RANKS_NOTE = (
+    f"{RANK_CI}: the 2.5th and 97.5th percentiles of the model's rank over a bootstrap of the "
+    "instances (each task's instances resampled, the same draw for every model that scored them, "
+    "models that scored other instances independently, MMLU within subjects; the average and the "
+    "ranks recomputed per draw; a model tied in a draw holds each rank of the tie). "
+    f"{TIE_GROUP}: adjacent models are separated when the bootstrap's 95% interval of the difference "
+    "of their averages excludes 0; a group is a run of adjacent models with no separation between them "
+    "(numbered from 1 at the top): their order is not shown to be real."
+)
 REPORTED_NOTE = (
     f" Rows of kind 'reported' are copied from the {PAPER_SOURCE}, Table 13, not computed here: no "
-    f"standard error, never statistically tied with anything, {DAGGER} as the paper prints it; they are "
-    "ranked together with the evaluated rows by average (the paper's, to one decimal)."
+    f"standard error, never statistically tied with anything on a task, {DAGGER} as the paper prints "
+    "it; they are ranked together with the evaluated rows by average (the paper's, to one decimal). "
+    "Their intervals are binomial, not bootstrapped (no predictions): a normal approximation per task "
+    "from the printed accuracy and the standard's instance count, combined over tasks as independent, "
+    "their averages drawn as independent normals beside the evaluated models' draws; an approximation, "
+    "not as good as the paired bootstrap."
 )

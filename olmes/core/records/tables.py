@@ -37,8 +37,15 @@ RowKind = Literal["evaluated", "reported"]
 predictions, never statistically tied with anything)."""
 
 
+IntervalKind = Literal["paired bootstrap", "binomial (reported)"]
+"""How a leaderboard row's intervals were drawn (olmes/tables/rank_intervals.py): a bootstrap over the
+instances, paired with the other evaluated models, or, for a reported row (no predictions), a binomial
+approximation from its printed accuracies and the tasks' instance counts."""
+
+
 class LeaderboardRow(TypedDict):
-    """One model of the leaderboard, in rank order (the ``leaderboard`` table's records)."""
+    """One model of the leaderboard, in rank order (the ``leaderboard`` table's records). The interval
+    fields are None without a rank (and in a leaderboard written before them, olmes.table/4)."""
 
     rank: int | None  # None: no average (a task missing or partial)
     model: str
@@ -46,6 +53,12 @@ class LeaderboardRow(TypedDict):
     partial: bool
     average: float | None  # Table 4's
     average_stderr: float | None
+    average_low: float | None  # the average's 95% interval
+    average_high: float | None
+    rank_low: int | None  # the rank's 95% interval (the best and the worst rank)
+    rank_high: int | None
+    tie_group: int | None  # 1 at the top; neighbours whose ranks cannot be separated share one
+    interval: IntervalKind | None
     tasks: dict[str, LeaderboardTask | None]  # every task of the tables; None where not scored
     # only in a leaderboard built with reported rows (olmes tables --reported):
     kind: NotRequired[RowKind]
@@ -183,6 +196,23 @@ def _groups_say_if_reported(table: dict[str, Any]) -> dict[str, Any]:
     return {**table, "groups": groups}
 
 
+INTERVAL_FIELDS = ("average_low", "average_high", "rank_low", "rank_high", "tie_group", "interval")
+"""A leaderboard row's fields of olmes.table/5 (olmes/tables/rank_intervals.py), after ``average_stderr``."""
+
+
+def _leaderboard_rows_have_intervals(table: dict[str, Any]) -> dict[str, Any]:
+    """/4 -> /5: a leaderboard row has its rank's and average's 95% intervals and its tie group
+    (:data:`INTERVAL_FIELDS`); an older leaderboard's rows get nulls (it was built without the draws).
+    A leaderboard row is a record with ``rank`` and ``average_stderr``."""
+    records = []
+    for record in table.get("records", []):
+        if isinstance(record, dict) and {"rank", "average_stderr"} <= set(record):
+            items, at = list(record.items()), list(record).index("average_stderr") + 1
+            record = dict([*items[:at], *((key, None) for key in INTERVAL_FIELDS), *items[at:]])
+        records.append(record)
+    return {**table, "records": records}
+
+
 def _rows_say_their_kind(figure: dict[str, Any]) -> dict[str, Any]:
     """/2 -> /3: a CF-vs-MCF figure's rows say whether their model was evaluated here or reported by a
     paper (column ``kind``, after ``display_name``); before /3 every row was evaluated."""
@@ -204,9 +234,8 @@ def _tables_format(name: str, kind: type, *upgrades: Callable[[dict[str, Any]], 
 
 
 TABLES_INDEX_FORMAT = _tables_format("olmes.tables-index", TablesIndex)
-TABLE_FORMAT = _tables_format("olmes.table", TableDocument, _averages_in_one_place, _groups_say_if_reported)
-LEADERBOARD_FORMAT = _tables_format(
-    "olmes.table", LeaderboardTable, _averages_in_one_place, _groups_say_if_reported
-)  # records checked
+TABLE_UPGRADES = (_averages_in_one_place, _groups_say_if_reported, _leaderboard_rows_have_intervals)
+TABLE_FORMAT = _tables_format("olmes.table", TableDocument, *TABLE_UPGRADES)
+LEADERBOARD_FORMAT = _tables_format("olmes.table", LeaderboardTable, *TABLE_UPGRADES)  # records checked
 FIGURE_FORMAT = _tables_format("olmes.figure", FigureDocument, _rows_say_their_kind)
 FLAGS_FORMAT = _tables_format("olmes.flags", FlagsDocument)
