@@ -13,7 +13,8 @@ evenly in log from 1B to 3T) on ``--tasks``, at their standard instance counts: 
 early, MCF stays at chance and rises later (each series a little later than the one before), every
 instance learned for good once its formulation's skill passes it, with a share of instances guessed
 afresh at each checkpoint (noise). Then it times ``olmes tables`` and ``olmes site`` (wall time and peak
-memory, an empty digest cache), the training tables alone, and measures the series pages.
+memory, an empty digest cache), the training tables alone, and measures the series pages. An OUT that
+already holds series (its models.json) is measured again, the series not made again.
 
     .venv/bin/python benchmarks/training_at_scale.py OUT [--series 3] [--checkpoints 200] \\
         [--tasks arc_easy boolq hellaswag]
@@ -192,25 +193,30 @@ def measure_build(root: Path) -> dict:
     }  # fmt: skip
 
 
+def make_series(out: Path, count: int, checkpoints: int, tasks: list[str]) -> None:
+    """``count`` series (:func:`write_series`) under ``out`` and their models file."""
+    started = time.monotonic()
+    models = []
+    for series in range(count):
+        models += write_series(out, series, checkpoints, tasks)
+        print(f"series {series + 1}/{count} made in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    write_models_file(out / "models.json", models)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out", type=Path, help="a new folder: the series' scores, tables and site")
+    parser.add_argument(
+        "out", type=Path, help="the series' scores, tables and site (made again: measured only)"
+    )
     parser.add_argument("--series", type=int, default=3)
     parser.add_argument("--checkpoints", type=int, default=200)
     parser.add_argument("--tasks", nargs="+", default=["arc_easy", "boolq", "hellaswag"])
     args = parser.parse_args()
-    started = time.monotonic()
-    models = []
-    for series in range(args.series):
-        models += write_series(args.out, series, args.checkpoints, args.tasks)
-        print(
-            f"series {series + 1}/{args.series} made in {time.monotonic() - started:.0f} s", file=sys.stderr
-        )
-    write_models_file(args.out / "models.json", models)
-    found = measure_build(args.out)
-    shape = f"{args.series} series x {args.checkpoints} checkpoints x {len(args.tasks)} tasks"
-    print(f"{shape} ({len(models)} models)")
-    for key, value in found.items():
+    if not (args.out / "models.json").is_file():
+        make_series(args.out, args.series, args.checkpoints, args.tasks)
+    models = json.loads((args.out / "models.json").read_text(encoding="utf-8"))["models"]
+    print(f"{len({info['series'] for info in models})} series, {len(models)} checkpoints")
+    for key, value in measure_build(args.out).items():
         print(f"{key}: {value:.2f}" if isinstance(value, float) else f"{key}: {value}")
     return 0
 

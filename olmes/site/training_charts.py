@@ -1,13 +1,15 @@
 """The charts of a training series' page (altair, Vega-Lite), drawn from the tables' training files.
 
 Both charts draw a series' checkpoints against training tokens on a log axis, each measure a line with
-its 95% interval as a band (the tables' ``training_series``), the task's chance accuracy as a dashed
-rule, and where MCF overtakes CF for good (``training_transitions``): a rule at its tokens over its 95%
-interval as a shaded span, or, where MCF is not yet ahead for good, a note with the last checkpoint's
-MCF - CF gap. :func:`series_spec` draws every measure, a row per task (accuracies in percent, bits per
-byte beside them); :func:`figure1_spec` the paper's Figure 1: CF (the task's recommended normalization)
-and MCF only, the tasks side by side. The rows are formatted from the tables' records; nothing is
-computed here. Each chart draws every task (the picker names them all).
+its 95% interval as a band (the tables' ``training_series``; a point per checkpoint, with its numbers in
+a tooltip, up to :data:`POINTS_UP_TO` checkpoints), the task's chance accuracy as a dashed rule, and
+where MCF overtakes CF for good (``training_transitions``): a rule at its tokens over its 95% interval
+as a shaded span or, where MCF is not yet ahead for good, "not yet" in the plot's corner (its tooltip
+gives the last checkpoint's MCF - CF gap, which the page's table shows too). :func:`series_spec` draws
+every measure, a row per task (accuracies in percent, bits per byte beside them); :func:`figure1_spec`
+the paper's Figure 1: CF (the task's recommended normalization) and MCF only, the tasks side by side.
+The rows are formatted from the tables' records; nothing is computed here. Each chart draws every task
+(the picker names them all).
 """
 
 from __future__ import annotations
@@ -37,20 +39,24 @@ MEASURE_COLORS = {
     "olmes": "#2f2f2f", BITS_PER_BYTE: "#6a51a3",
 }  # fmt: skip
 """Each measure's colour: CF's normalizations in blues, MCF as on every chart, the OLMES score dark."""
-FIELDS = (
-    "task", "panel", "kind", "method", "scoring", "tokens", "at", "value", "low", "high", "span_low",
-    "span_high", "checkpoint", "model", "partial", "note",
-)  # fmt: skip
-"""Every row's fields: ``kind`` is ``value`` (a measure at a checkpoint), ``chance``, ``transition`` or
-``not yet`` (one per task); the other fields are those of its kind, None elsewhere."""
 TOKENS_LABEL = "replace(format(datum.value, '~s'), 'G', 'B')"
 """Tokens on the axis as the tables write them: 1B, 10B, 1T (SI's G is a billion)."""
 WIDTH, HEIGHT = 260, 150
+POINTS_UP_TO = 60
+"""A chart of a series of at most this many checkpoints marks each checkpoint with a point (its tooltip
+gives the numbers); beyond, the points would merge into the line and cost about 400 bytes of the page's
+SVG each (3 tasks x 9 measures x 200 checkpoints: 2 MB), so the lines and bands are drawn alone (the
+numbers are in the export, training_series)."""
 Label = Callable[[dict], "str | None"]
 
 
 def _row(**fields) -> dict:
-    return {name: fields.get(name) for name in FIELDS}
+    """A row of a chart: ``task``, ``panel`` and ``kind`` (``value``: a measure at a checkpoint;
+    ``chance``; ``transition``; ``not yet``) and the fields of its kind (``method``, ``scoring``,
+    ``tokens``, ``at``, ``value``, ``low``, ``high``, ``span_low``, ``span_high``, ``checkpoint``,
+    ``model``, ``partial``, ``note``); a field without a value is left out (hundreds of checkpoints make
+    thousands of rows, all in the page)."""
+    return {name: value for name, value in fields.items() if value is not None}
 
 
 def value_rows(records: list[dict], label: Label) -> list[dict]:
@@ -130,12 +136,17 @@ def decades(data: list[dict]) -> list[float] | None:
     return found if len(found) > 1 else None
 
 
+def few_checkpoints(data: list[dict]) -> bool:
+    """Whether the rows' series has at most :data:`POINTS_UP_TO` checkpoints (its points are drawn)."""
+    return len({row["tokens"] for row in data if row["kind"] == "value"}) <= POINTS_UP_TO
+
+
 def _color(title: str, labels: list[str], colors: list[str]) -> alt.Color:
     legend = alt.Legend(labelLimit=NAME_LIMIT, symbolOpacity=1)  # not the bands' faded colour
     return alt.Color("method:N", title=title, legend=legend, scale=alt.Scale(domain=labels, range=colors))
 
 
-def _layers(color: alt.Color, ticks: list[float] | None) -> list[alt.Chart]:
+def _layers(color: alt.Color, ticks: list[float] | None, points: bool) -> list[alt.Chart]:
     """Bands, lines and points of the measures; chance; the transition's span and rule; the note."""
     x = alt.X(
         "tokens:Q",
@@ -153,9 +164,10 @@ def _layers(color: alt.Color, ticks: list[float] | None) -> list[alt.Chart]:
         alt.Tooltip("high:Q", title="95% high", format=".2f"),
     ]
     values = alt.Chart().transform_filter(_is("value"))
+    measure = [alt.Tooltip("scoring:N", title="Measure")]
     transition = alt.Chart().transform_filter(_is("transition"))
     note = [alt.Tooltip("note:N", title="Transition")]
-    band = values.transform_filter("datum.low !== null").mark_area(opacity=0.18)
+    band = values.transform_filter("isValid(datum.low)").mark_area(opacity=0.18)
     chance = alt.Chart().transform_filter(_is("chance")).mark_rule(strokeDash=[4, 3], color="#8a929c")
     span = transition.mark_rect(opacity=0.12, color="#444").encode(
         x="span_low:Q", x2="span_high:Q", tooltip=note
@@ -163,15 +175,20 @@ def _layers(color: alt.Color, ticks: list[float] | None) -> list[alt.Chart]:
     rule = transition.mark_rule(strokeWidth=2, color="#222", strokeDash=[6, 2]).encode(
         x="tokens:Q", tooltip=note
     )
-    not_yet = alt.Chart().transform_filter(_is(NOT_YET)).mark_text(align="left", baseline="top", fontSize=10)
+    not_yet = alt.Chart().transform_filter(_is(NOT_YET))
+    not_yet = not_yet.mark_text(align="left", baseline="top", fontSize=11, fontWeight="bold", color="#444")
     return [
         band.encode(x=x, y="low:Q", y2="high:Q", color=color),
         chance.encode(y="value:Q"),
         span,
-        values.mark_line(strokeWidth=1.8).encode(x=x, y=y, color=color, detail="method:N"),
-        values.mark_point(filled=True, size=16).encode(x=x, y=y, color=color, tooltip=tooltip),
+        values.mark_line(strokeWidth=1.8).encode(x=x, y=y, color=color, detail="method:N", tooltip=measure),
+        *(
+            [values.mark_point(filled=True, size=16).encode(x=x, y=y, color=color, tooltip=tooltip)]
+            if points
+            else []
+        ),
         rule.properties(name="transition"),
-        not_yet.encode(x=alt.value(4), y=alt.value(4), text="note:N", color=alt.value("#444")).properties(
+        not_yet.encode(x=alt.value(5), y=alt.value(5), text=alt.value(NOT_YET), tooltip=note).properties(
             name="not_yet"
         ),
     ]
@@ -191,7 +208,7 @@ def series_spec(
     def draw():
         header = alt.Header(labelAngle=0, labelAlign="left", labelLimit=NAME_LIMIT)
         return (
-            alt.layer(*_layers(color, decades(data)), data=no_data())
+            alt.layer(*_layers(color, decades(data), few_checkpoints(data)), data=no_data())
             .properties(width=WIDTH, height=HEIGHT)
             .facet(row=alt.Row("task:N", sort=shown, title=None, header=header),
                    column=alt.Column("panel:N", sort=[ACCURACY, BITS], title=None))
@@ -217,7 +234,7 @@ def figure1_spec(
 
     def draw():
         return (
-            alt.layer(*_layers(color, decades(data)), data=no_data())
+            alt.layer(*_layers(color, decades(data), few_checkpoints(data)), data=no_data())
             .properties(width=WIDTH - 40, height=HEIGHT)
             .facet(facet=alt.Facet("task:N", sort=shown, title=None), columns=min(4, max(1, len(shown))))
             .resolve_scale(y="independent")

@@ -42,7 +42,7 @@ from olmes.core.errors import OlmesError
 from olmes.core.methods import MCF, METHODS
 from olmes.scoring.predictions import read_predictions_file
 from olmes.scoring.statistics import is_macro_averaged
-from olmes.tables.bootstrap import _draw_counts, _strata_members
+from olmes.tables.bootstrap import _strata_members, resampled_means
 from olmes.tables.render import MISSING, Cell, Table, percent, percent_cell, text_cell
 from olmes.tables.results import (
     ModelInfo,
@@ -155,8 +155,15 @@ def _method_rows(scores: ScoreSet, model: str, task: str) -> list[tuple[str, pd.
     checked against the hash its summary recorded."""
     path = checked_predictions_path(scores.summaries[(model, task)], scores.paths[(model, task)])
     frame = read_predictions_file(path, columns=PREDICTION_FIELDS)
-    frame = frame.sort_values(["method", "instance_index", "native_id"], kind="stable")
-    return [(str(method), rows) for method, rows in frame.groupby("method", sort=False)]
+    return [(str(method), _in_order(rows)) for method, rows in frame.groupby("method", sort=False)]
+
+
+def _in_order(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` by (instance_index, native_id); as they are when their indices already rise (the order
+    olmes score writes, checked without a sort: a quarter of the time of reading hundreds of files)."""
+    if np.all(np.diff(rows["instance_index"].to_numpy()) > 0):
+        return rows
+    return rows.sort_values(["instance_index", "native_id"], kind="stable")
 
 
 # -- the paired bootstrap over instances, shared by every checkpoint and measure ------------------------
@@ -172,16 +179,12 @@ class Resampled:
 
 
 def resample(columns: np.ndarray, subjects: np.ndarray | None, resamples: int, seed: int) -> Resampled:
-    """The means of ``columns`` (float32 of -1, 0 and 1: exact) and of each draw of
-    :func:`olmes.tables.bootstrap._draw_counts`, the draws of the paired bootstrap: every column
-    resampled with the same instances (within subjects, then macro-averaged, where given)."""
+    """The means of ``columns`` (float32 of -1, 0 and 1: exact) and of each draw of the paired
+    bootstrap (:func:`olmes.tables.bootstrap.resampled_means`): every column resampled with the same
+    instances (within subjects, then macro-averaged, where given)."""
     groups = _strata_members(len(columns), subjects)
-    draws = _draw_counts(tuple(map(len, groups)), resamples, seed)
-    total = np.zeros((resamples, columns.shape[1]))
-    for members, counts in zip(groups, draws, strict=True):
-        total += (counts @ columns[members]).astype(np.float64) / len(members)
     estimate = np.mean([columns[members].mean(axis=0, dtype=np.float64) for members in groups], axis=0)
-    return Resampled(estimate, total / len(groups))
+    return Resampled(estimate, resampled_means(columns, subjects, resamples, seed))
 
 
 def interval(draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
