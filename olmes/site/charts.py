@@ -49,7 +49,7 @@ CONFIG = {
 class PickableChart:
     """A chart's spec, drawing the rows of its ``shown`` keys, and the rows of every other key.
 
-    ``key`` is the row field a reader picks by (a model's display name; a series for Figure 1);
+    ``key`` is the row field a reader picks by (a model's display name; a series for a training chart);
     ``others`` maps each other key, in the leaderboard's order, to its rows as lists of the
     ``fields`` values (the key left out: it is the map's key); ``reported``: how many of the shown
     keys are a paper's reported models, always drawn; ``svg``, the spec drawn, is set by the site
@@ -117,9 +117,8 @@ def _formulation_scale() -> alt.Scale:
     return alt.Scale(domain=list(FORMULATION_LABELS.values()), range=[CF_COLOR, MCF_COLOR])
 
 
-def _long_rows(rows: list[dict], extra: tuple[str, ...] = ()) -> list[dict]:
-    """One row per model x task x formulation, accuracies in percent, with the ``extra`` fields of the
-    figure row."""
+def _long_rows(rows: list[dict]) -> list[dict]:
+    """One row per model x task x formulation, accuracies in percent."""
     out = []
     for row in rows:
         for formulation, label in FORMULATION_LABELS.items():
@@ -140,7 +139,6 @@ def _long_rows(rows: list[dict], extra: tuple[str, ...] = ()) -> list[dict]:
                     "high": None if stderr is None else round(100 * (accuracy + stderr), 2),
                     "partial": bool(row.get("partial")),
                     "reported": reported,
-                    **{name: row.get(name) or "" for name in extra},
                 }
             )
     return out
@@ -228,48 +226,6 @@ def figure2_spec(
 
     drawn = TOP_MODELS if top is None else top
     return pickable(data, "model", reported + ranking, draw, len(reported) + drawn, reported=len(reported))
-
-
-def figure1_spec(
-    rows: list[dict], task_order: list[str], ranking: list[str], top: int | None = None
-) -> PickableChart | None:
-    """Figure 1: CF vs MCF accuracy over the training tokens of each declared checkpoint series.
-
-    A reader picks whole series: those drawn first are the ones of the ``ranking``'s first models
-    (display names, strongest first)."""
-    data = [
-        row for row in _long_rows(rows, ("training_tokens", "series", "checkpoint")) if row["training_tokens"]
-    ]
-    tasks = [name for name in task_order if any(row["task"] == name for row in data)]
-    series_of = {row["model"]: row["series"] for row in data}
-    series_ranking = [series_of[name] for name in ranking if name in series_of]
-    legend = alt.Legend(labelLimit=NAME_LIMIT, columns=3) if len(set(series_of.values())) > 1 else None
-
-    def draw():
-        tooltip = [
-            alt.Tooltip("series:N", title="Series"),
-            alt.Tooltip("checkpoint:N", title="Checkpoint"),
-            alt.Tooltip("model:N", title="Model"),
-            alt.Tooltip("training_tokens:Q", title="Tokens", format=".3s"),
-            alt.Tooltip("formulation:N", title="Formulation"),
-            alt.Tooltip("accuracy:Q", title="Accuracy (%)", format=".1f"),
-        ]
-        base = alt.Chart().encode(
-            x=alt.X("training_tokens:Q", title="Training tokens", axis=alt.Axis(format="~s")),
-            y=alt.Y("accuracy:Q", title="Accuracy (%)", scale=alt.Scale(zero=False)),
-            color=alt.Color("formulation:N", scale=_formulation_scale(), title="Formulation"),
-            strokeDash=alt.StrokeDash("series:N", title="Series", legend=legend),
-        )
-        lines = base.mark_line(strokeWidth=2).encode(detail="series:N")
-        points = base.mark_point(filled=True, size=45).encode(tooltip=tooltip)
-        return (
-            alt.layer(lines, points, data=no_data())
-            .properties(width=190, height=150)
-            .facet(facet=alt.Facet("task:N", sort=tasks, title=None), columns=min(5, max(1, len(tasks))))
-            .resolve_scale(y="independent")
-        )
-
-    return pickable(data, "series", series_ranking, draw, top)
 
 
 def subjects_spec(rows: list[dict], ranking: list[str], top: int | None = None) -> PickableChart | None:
