@@ -18,12 +18,15 @@ Per store (made with ``benchmarks/synthetic_store.py``; run nothing else on the 
 - the rebuild after one model is added (``--rebuild``, largest store): the store gets one more
   synthetic model and ``build_pages.sh`` runs again into the same site;
 - git growth per published model (``--git``): the store's model folders committed in a scratch git
-  repository one by one; the growth of its objects (zlib-compressed, as git stores them) per model.
+  repository one by one; the growth of its objects (zlib-compressed, as git stores them) per model;
+- the Pages build of the code before a change (``--before CHECKOUT``, e.g. a git worktree of HEAD made
+  before editing): the same two commands, run with that checkout's olmes on the largest store, printed
+  beside this checkout's (what a change costs at scale, on the same machine the same day).
 
 Then each cost is fitted as a + b·N over the stores and printed with its per-model slope.
 
     .venv/bin/python benchmarks/leaderboard_at_scale.py /tmp/synth/store-50 /tmp/synth/store-200 \\
-        /tmp/synth/store-500 [--rebuild] [--git 5] [--repeat 3]
+        /tmp/synth/store-500 [--rebuild] [--git 5] [--repeat 3] [--before /tmp/olmes-head]
 
 Needs /usr/bin/chromium and playwright (as the site tests do).
 """
@@ -46,7 +49,6 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
 CHROMIUM = Path("/usr/bin/chromium")
 MiB = 2**20
 # page kind -> (path in the site, what is drawn once its first render is done)
@@ -67,17 +69,17 @@ times its live drawing by vega, with tooltips, once the pointer moves onto it.""
 REFERENCED = re.compile(r"""<(?:script|link)\b[^>]*?(?:src|href)="([^"#?]+\.(?:js|css))\"""")
 
 
-def measured(command: list[str], cache: Path) -> tuple[float, int]:
-    """Run ``command`` with ``cache`` as OLMES_CACHE_DIR; its wall time (s) and peak RSS (bytes),
-    measured by a wrapper process."""
+def measured(command: list[str], cache: Path, checkout: Path = REPO) -> tuple[float, int]:
+    """Run ``command`` in ``checkout`` with ``cache`` as OLMES_CACHE_DIR; its wall time (s) and peak RSS
+    (bytes), measured by a wrapper process."""
     probe = (
         "import resource, subprocess, sys, time; t = time.monotonic(); "
         "code = subprocess.run(sys.argv[1:]).returncode; "
         "print(time.monotonic() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); sys.exit(code)"
     )
-    env = {**os.environ, "OLMES_CACHE_DIR": str(cache)}
+    env = {**os.environ, "OLMES_CACHE_DIR": str(cache), "PYTHONPATH": str(checkout)}
     done = subprocess.run(
-        [sys.executable, "-c", probe, *command], capture_output=True, text=True, cwd=REPO, env=env
+        [sys.executable, "-c", probe, *command], capture_output=True, text=True, cwd=checkout, env=env
     )
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
@@ -85,15 +87,20 @@ def measured(command: list[str], cache: Path) -> tuple[float, int]:
     return float(seconds), int(rss_kib) * 1024
 
 
-def pages_build(store: Path, site: Path, tables: Path, cache: Path) -> dict:
-    """The two commands of scripts/build_pages.sh, each measured; ``cache`` is OLMES_CACHE_DIR (a new
-    folder: a first build, as on a fresh Pages runner; the same folder again: a rebuild)."""
-    olmes = str(BIN / "olmes")
+OLMES = [sys.executable, "-c", "import sys; from olmes.cli.main import main; sys.exit(main())"]
+"""``olmes`` as the checkout it runs in has it (its folder first on the path: this venv's packages, the
+checkout's olmes)."""
+
+
+def pages_build(store: Path, site: Path, tables: Path, cache: Path, checkout: Path = REPO) -> dict:
+    """The two commands of scripts/build_pages.sh with the olmes of ``checkout``, each measured;
+    ``cache`` is OLMES_CACHE_DIR (a new folder: a first build, as on a fresh Pages runner; the same
+    folder again: a rebuild)."""
     t_seconds, t_rss = measured(
-        [olmes, "tables", "--store", str(store), "--reported", "--out", str(tables)], cache
+        [*OLMES, "tables", "--store", str(store), "--reported", "--out", str(tables)], cache, checkout
     )
-    site_command = [olmes, "site", "--store", str(store), "--tables", str(tables), "--out", str(site)]
-    s_seconds, s_rss = measured(site_command, cache)
+    site_command = [*OLMES, "site", "--store", str(store), "--tables", str(tables), "--out", str(site)]
+    s_seconds, s_rss = measured(site_command, cache, checkout)
     return {"tables_s": t_seconds, "tables_rss": t_rss, "site_s": s_seconds, "site_rss": s_rss,
             "build_s": t_seconds + s_seconds}  # fmt: skip
 
@@ -328,6 +335,9 @@ def main() -> int:
     parser.add_argument("--rebuild", action="store_true", help="time the rebuild after one model is added")
     parser.add_argument("--git", type=int, default=0, help="measure git growth over this many models")
     parser.add_argument("--json", type=Path, help="also write the numbers here")
+    parser.add_argument(
+        "--before", type=Path, help="a checkout of the code before a change: its Pages build too"
+    )
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -342,6 +352,11 @@ def main() -> int:
                 row["rebuild"] = rebuild_after_one(store, work / "site", work / "tables", work)
             if args.git and store == args.stores[-1]:
                 row["git"] = git_growth(store, args.git, work)
+            if args.before and store == args.stores[-1]:
+                before = work / "before"
+                row["before"] = pages_build(
+                    store, before / "site", before / "tables", before / "cache", args.before
+                )
             rows.append(row)
             print(json.dumps(row), file=sys.stderr)
     print_table(rows)
@@ -395,10 +410,21 @@ def print_table(rows: list[dict]) -> None:
             r = row["rebuild"]
             print(f"rebuild after adding one model: tables {r['tables_s']:.1f} s + site {r['site_s']:.1f} s "
                   f"= {r['build_s']:.1f} s (full build {row['build_s']:.1f} s)")  # fmt: skip
+        if "before" in row:
+            print_before_after(row["before"], row)
         if "git" in row:
             g = row["git"]
             print(f"git growth per published model: {g['per_model_bytes'] / MiB:.2f} MiB on average over "
                   f"{g['models']} models (max {g['max_bytes'] / MiB:.2f} MiB)")  # fmt: skip
+
+
+def print_before_after(before: dict, after: dict) -> None:
+    """The Pages build of the code before the change (``--before``) and of this checkout, side by side."""
+    print("Pages build, the code before the change -> this checkout:")
+    for key, label in (("tables_s", "olmes tables"), ("site_s", "olmes site"), ("build_s", "tables + site")):
+        print(f"  {label}: {before[key]:.1f} s -> {after[key]:.1f} s ({after[key] - before[key]:+.1f} s)")
+    for key, label in (("tables_rss", "olmes tables"), ("site_rss", "olmes site")):
+        print(f"  {label} peak memory: {before[key] / MiB:.0f} MiB -> {after[key] / MiB:.0f} MiB")
 
 
 if __name__ == "__main__":
