@@ -14,7 +14,6 @@ site's chart macro, style and scripts: both as tests/test_letter_bias_chart.py c
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -23,7 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # tests.helpers, tests.test_letter_bias_chart
 
 from olmes.site.letter_bias_chart import letter_bias_spec  # noqa: E402
-from tests.helpers import CHROMIUM, CHROMIUM_ARGS, draw_charts_live, watched  # noqa: E402
+from tests.helpers import draw_charts_live, headless_chromium, watched  # noqa: E402
 from tests.test_letter_bias_chart import LONG_NAME, NAMES, chart_page, letter_bias_rows  # noqa: E402
 
 SHOTS = {
@@ -51,20 +50,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "screenshots")
     args = parser.parse_args()
-    from playwright.sync_api import sync_playwright
-
     args.out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
-        environment = {**os.environ, "XDG_CONFIG_HOME": folder}  # Chromium's crash reports: not ~/.config
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True, env=environment
-        )
-        try:
-            for name, names in SHOTS.items():
-                screenshot(browser, names, Path(folder), args.out / f"{name}.png")
-                print(args.out / f"{name}.png")
-        finally:
-            browser.close()
+    with tempfile.TemporaryDirectory() as folder, headless_chromium(folder) as browser:
+        for name, names in SHOTS.items():
+            screenshot(browser, names, Path(folder), args.out / f"{name}.png")
+            print(args.out / f"{name}.png")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ headless Chromium (/usr/bin/chromium, through Playwright), for docs/screenshots/
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -22,7 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # tests.helpers
 
 from olmes.cli.main import main as olmes  # noqa: E402
-from tests.helpers import CHROMIUM, CHROMIUM_ARGS, watched  # noqa: E402
+from tests.helpers import headless_chromium, watched  # noqa: E402
 
 
 def build_site(folder: Path) -> Path:
@@ -56,18 +55,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "screenshots")
     args = parser.parse_args()
-    from playwright.sync_api import sync_playwright
-
     args.out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
-        environment = {**os.environ, "XDG_CONFIG_HOME": folder}  # Chromium's crash reports: not ~/.config
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True, env=environment
-        )
-        try:
-            screenshots(browser, build_site(Path(folder)), args.out)
-        finally:
-            browser.close()
+    with tempfile.TemporaryDirectory() as folder, headless_chromium(folder) as browser:
+        screenshots(browser, build_site(Path(folder)), args.out)
     print(f"screenshots -> {args.out}")
 
 

@@ -9,7 +9,6 @@ Playwright), for docs/screenshots/leaderboard-rank-intervals.png: the table and 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -18,7 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # tests.helpers, scripts
 
 from scripts.screenshot_paper_figures import build_site  # noqa: E402
-from tests.helpers import CHROMIUM, CHROMIUM_ARGS, watched  # noqa: E402
+from tests.helpers import headless_chromium, watched  # noqa: E402
 
 NAME = "leaderboard-rank-intervals.png"
 
@@ -42,18 +41,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "screenshots")
     args = parser.parse_args()
-    from playwright.sync_api import sync_playwright
-
     args.out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
-        environment = {**os.environ, "XDG_CONFIG_HOME": folder}  # Chromium's crash reports: not ~/.config
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True, env=environment
-        )
-        try:
-            screenshot(browser, build_site(Path(folder)), args.out)
-        finally:
-            browser.close()
+    with tempfile.TemporaryDirectory() as folder, headless_chromium(folder) as browser:
+        screenshot(browser, build_site(Path(folder)), args.out)
     print(f"screenshot -> {args.out / NAME}")
 
 

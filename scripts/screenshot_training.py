@@ -28,7 +28,7 @@ from benchmarks.training_at_scale import series_models, write_models_file, write
 from olmes import store as store_api  # noqa: E402
 from olmes.cli.main import main as olmes  # noqa: E402
 from olmes.site.pages import slugify  # noqa: E402
-from tests.helpers import CHROMIUM, CHROMIUM_ARGS, draw_charts_live, watched  # noqa: E402
+from tests.helpers import draw_charts_live, headless_chromium, watched  # noqa: E402
 
 TASKS = ["boolq", "arc_easy", "hellaswag"]
 CROSSES, NOT_YET = 0, 8
@@ -85,18 +85,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "screenshots")
     parser.add_argument("--checkpoints", type=int, default=30)
     args = parser.parse_args()
-    from playwright.sync_api import sync_playwright
-
     args.out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as folder, sync_playwright() as playwright:
+    with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         os.environ["OLMES_CACHE_DIR"] = str(work / "cache")  # the digests of these scores only
         site = synthetic_site(work, args.checkpoints)
-        environment = {**os.environ, "XDG_CONFIG_HOME": folder}  # Chromium's crash reports: not ~/.config
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True, env=environment
-        )
-        try:
+        with headless_chromium(folder) as browser:
             screenshot(browser, site / "training.html", args.out / "training-index.png")
             for number, name in ((CROSSES, "training-series"), (NOT_YET, "training-not-yet")):
                 series = series_models(number, 1)[0].series
@@ -106,8 +100,6 @@ def main() -> None:
                 pages = sorted((store_site(store, work) / "training").glob("*.html"))
                 for page in pages:
                     screenshot(browser, page, args.out / f"training-store-{page.stem}.png")
-        finally:
-            browser.close()
 
 
 if __name__ == "__main__":

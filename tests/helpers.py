@@ -226,6 +226,23 @@ def draw_charts_live(page) -> int:
 
 
 @contextlib.contextmanager
+def headless_chromium(folder: str | Path):
+    """Debian's Chromium through Playwright outside pytest (the screenshot scripts), its crash reports
+    under ``folder``, not ~/.config."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        environment = {**os.environ, "XDG_CONFIG_HOME": str(folder)}
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True, env=environment
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextlib.contextmanager
 def watched(browser, **kwargs):
     page = Watched(browser, **kwargs)
     try:

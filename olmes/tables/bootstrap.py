@@ -47,7 +47,7 @@ def paired_bootstraps(
     500 models); each result is bit for bit the one of the pair alone."""
     differences = np.stack([a.astype(np.float64) - b.astype(np.float64) for a, b in pairs], axis=1)
     lows, highs = np.percentile(resampled_means(differences, strata, resamples, seed), [2.5, 97.5], axis=0)
-    groups = _strata_members(len(differences), strata)
+    groups = strata_members(len(differences), strata)
     estimates = [float(np.mean([column[members].mean() for members in groups])) for column in differences.T]
     return [(estimates[k], float(lows[k]), float(highs[k])) for k in range(len(pairs))]
 
@@ -57,14 +57,14 @@ def resampled_means(values: np.ndarray, strata: np.ndarray | None, resamples: in
     correctness or -1/0/1 differences, exact in float32), the mean over the resampled instances; with
     ``strata`` each stratum is resampled on its own and the strata's means are macro-averaged. Every
     column gets the same draws (:func:`_draw_counts`): one matrix product per stratum for all of them."""
-    groups = _strata_members(len(values), strata)
+    groups = strata_members(len(values), strata)
     totals = np.zeros((resamples, values.shape[1]))
     for members, counts in zip(groups, _draw_counts(tuple(map(len, groups)), resamples, seed), strict=True):
         totals += (counts @ values[members].astype(np.float32)).astype(np.float64) / len(members)
     return totals / len(groups)
 
 
-def _strata_members(size: int, strata: np.ndarray | None) -> list[np.ndarray]:
+def strata_members(size: int, strata: np.ndarray | None) -> list[np.ndarray]:
     """The positions of each stratum's instances, ascending, strata in sorted order (one group without)."""
     if strata is None:
         return [np.arange(size)]
@@ -92,7 +92,7 @@ def _draw_counts(sizes: tuple[int, ...], resamples: int, seed: int) -> tuple[np.
     return tuple(found)
 
 
-def _shared_correctness(
+def shared_correctness(
     scores: ScoreSet, task: str, higher: str, lower: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Both models' correctness (the method that decided each score) on the instances both scored,
@@ -149,7 +149,7 @@ def _compare_adjacent(
     are bootstrapped together (:func:`paired_bootstraps`)."""
     records, batches = [], {}
     for higher, lower in zip(ranked, ranked[1:], strict=False):
-        a, b, subject = _shared_correctness(scores, task, higher, lower)
+        a, b, subject = shared_correctness(scores, task, higher, lower)
         records.append(_record(scores, task, higher, lower, len(a), resamples, seed))
         if len(a):
             strata = subject if is_macro_averaged(task) else None

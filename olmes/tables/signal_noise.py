@@ -52,7 +52,7 @@ from olmes.core.methods import CF, MCF
 from olmes.core.records import ScoreSummary
 from olmes.core.tasks import TASKS
 from olmes.scoring.statistics import is_macro_averaged
-from olmes.tables.bootstrap import _shared_correctness
+from olmes.tables.bootstrap import shared_correctness
 from olmes.tables.render import MISSING, Cell, Table, percent_cell, text_cell
 from olmes.tables.results import ScoreSet, best_of_two_score, method_accuracy, task_name
 from olmes.tables.training import OLMES_SCORE, training_series
@@ -241,7 +241,7 @@ def adjacent_discordance(scores: ScoreSet, given: TaskScores) -> float | None:
     ranked = sorted(given.population, key=lambda name: -given.scored[name])
     rates = []
     for higher, lower in zip(ranked, ranked[1:], strict=False):
-        first, second, _ = _shared_correctness(scores, given.task, higher, lower)
+        first, second, _ = shared_correctness(scores, given.task, higher, lower)
         if len(first):
             rates.append(float(np.mean(first != second)))
     return float(np.mean(rates)) if rates else None

@@ -42,7 +42,7 @@ from olmes.core.errors import OlmesError
 from olmes.core.methods import MCF, METHODS
 from olmes.scoring.predictions import read_predictions_file
 from olmes.scoring.statistics import is_macro_averaged
-from olmes.tables.bootstrap import _strata_members, resampled_means
+from olmes.tables.bootstrap import resampled_means, strata_members
 from olmes.tables.render import MISSING, Cell, Table, percent, percent_cell, text_cell
 from olmes.tables.results import (
     ModelInfo,
@@ -182,7 +182,7 @@ def resample(columns: np.ndarray, subjects: np.ndarray | None, resamples: int, s
     """The means of ``columns`` (float32 of -1, 0 and 1: exact) and of each draw of the paired
     bootstrap (:func:`olmes.tables.bootstrap.resampled_means`): every column resampled with the same
     instances (within subjects, then macro-averaged, where given)."""
-    groups = _strata_members(len(columns), subjects)
+    groups = strata_members(len(columns), subjects)
     estimate = np.mean([columns[members].mean(axis=0, dtype=np.float64) for members in groups], axis=0)
     return Resampled(estimate, resampled_means(columns, subjects, resamples, seed))
 
