@@ -10,6 +10,12 @@ is one clear error, never a silent wrong score.
 """
 
 from olmes.core.records.formats import FORMAT_KEY, Format, ParquetFormat
+from olmes.core.records.generative import (
+    GENERATION_REQUESTS_FORMAT,
+    GENERATIONS_FORMAT,
+    GENERATIVE_INSTANCES_FORMAT,
+    GENERATIVE_SCORES_FORMAT,
+)
 from olmes.core.records.jsonlines import (
     JsonLinesFormat,
     iter_records,
@@ -25,6 +31,7 @@ from olmes.core.records.logprobs import (
     RUN_FORMAT,
     CheckReport,
     Column,
+    GenerationCounts,
     ImportedRun,
     MetricComparison,
     ModelIdentity,
@@ -103,15 +110,26 @@ DOCUMENT_FORMATS: tuple[Format, ...] = (
     FIGURE_FORMAT,
     FLAGS_FORMAT,
     SITE_MANIFEST_FORMAT,
+    GENERATIVE_SCORES_FORMAT,
 )
 """Every JSON document format olmes writes (docs/file-formats.md lists each with its history)."""
-PARQUET_FORMATS: tuple[ParquetFormat, ...] = (LOGPROB_FORMAT, PREDICTION_FORMAT)
-JSON_LINES_FORMATS: tuple[JsonLinesFormat, ...] = (REQUESTS_FORMAT, INSTANCES_FORMAT)
+PARQUET_FORMATS: tuple[ParquetFormat, ...] = (
+    LOGPROB_FORMAT,
+    PREDICTION_FORMAT,
+    GENERATIONS_FORMAT,
+    GENERATIVE_INSTANCES_FORMAT,
+)
+JSON_LINES_FORMATS: tuple[JsonLinesFormat, ...] = (
+    REQUESTS_FORMAT,
+    INSTANCES_FORMAT,
+    GENERATION_REQUESTS_FORMAT,
+)
 
 __all__ = [
     "BestOfTwo",
     "CHECK_FORMAT",
     "CheckReport",
+    "GenerationCounts",
     "BitsPerByte",
     "Column",
     "DOCUMENT_FORMATS",

@@ -123,6 +123,23 @@ class CheckReport(TypedDict):
     ok: bool  # False only when the path olmes takes is the tree and it is not exact
 
 
+class GenerationCounts(TypedDict):
+    """What a generations file's run cost in tokens (``olmes generate``; the rest of its run record
+    is the log-prob engine's, of the gold answers' bits-per-byte requests)."""
+
+    engine_version: str
+    generation_path: str  # "shared-prefix" (keys/values of shared prefixes computed once) or "alone"
+    requests: int
+    from_cache: int
+    prompt_tokens: int  # sum of the prompts' lengths (what generating each alone would prefill)
+    prefill_tokens_forwarded: int
+    shared_prefix_tokens_saved: int
+    generated_tokens: int
+    batch_size: int | None
+    generation_time_s: float
+    tokens_per_s: float | None  # generated tokens per second of generation; None when all were cached
+
+
 class RunRecord(TypedDict):
     """``<log-prob file>.run.json``: what produced a log-prob file, and what it cost."""
 
@@ -146,6 +163,7 @@ class RunRecord(TypedDict):
     trust_remote_code: NotRequired[bool]
     architecture_check: NotRequired[CheckReport]  # olmes check-model's report: unverified architectures
     imported: NotRequired[ImportedRun]  # made by another implementation, imported (olmes import)
+    generation: NotRequired[GenerationCounts]  # a generations file's run (olmes generate)
     versions: dict[str, str | None]
     requests_file: str
     requests_sha256: str
