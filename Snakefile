@@ -30,6 +30,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/requests.smk"
 include: "workflow/rules/logprobs.smk"
 include: "workflow/rules/scores.smk"
+include: "workflow/rules/generative.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/site.smk"
 include: "workflow/rules/leaderboard.smk"
@@ -43,6 +44,8 @@ localrules:
     predict,
     score,
     rotations,
+    generation_requests,
+    score_generative,
     tables,
     site,
     publish,

