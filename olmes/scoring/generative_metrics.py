@@ -324,6 +324,7 @@ class InstanceMetric:
     primary: str
     describe: str
     score: Callable[[str, Answers], dict[str, float]]
+    extract: Callable[[str], str] | None = None  # the answer read off a generation, where one is (GSM8K)
 
 
 INSTANCE_METRICS: dict[str, InstanceMetric] = {
@@ -360,6 +361,7 @@ INSTANCE_METRICS: dict[str, InstanceMetric] = {
             describe="The last number of the generation must equal the gold answer, ignoring commas, "
             "dollar signs and a final period.",
             score=gsm8k_scores,
+            extract=gsm8k_extract_answer,
         ),
     )
 }

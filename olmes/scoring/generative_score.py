@@ -38,6 +38,7 @@ from olmes.scoring.generative_metrics import INSTANCE_METRICS, summarize
 
 SUMMARY_SUFFIX = ".generative.json"
 INSTANCES_SUFFIX = ".instances.parquet"
+GENERATIONS_SUFFIX = ".generations.parquet"
 
 
 def read_generation_requests(path: str | Path) -> list[GenerationRequestRow]:
@@ -128,6 +129,33 @@ def partial_reasons(task: GenerativeTask, n: int, limit: int | None) -> list[str
     return reasons
 
 
+def generative_metrics(task: GenerativeTask, columns: dict[str, list], limit: int | None) -> dict:
+    """The summary's numbers of one model x task's scored instances: everything but its files."""
+    n = len(columns["instance_index"])
+    metrics = {"exact_match": _metric_value(columns["exact_match"])}
+    if any(value is not None for value in columns["f1"]):
+        metrics["f1"] = _metric_value(columns["f1"])
+    finite_bpb = [value for value in columns["bits_per_byte"] if np.isfinite(value)]
+    reasons = partial_reasons(task, n, limit)
+    return {
+        "task": task.key,
+        "display_name": task.display_name,
+        "version": GENERATIVE_VERSION,
+        "n_instances": n,
+        "full_count": task.standard_count,
+        "limit": limit,
+        "partial": bool(reasons),
+        "partial_reasons": reasons,
+        "primary_metric": task.primary_metric,
+        "metrics": metrics,
+        "bits_per_byte": _metric_value(finite_bpb),
+    }
+
+
+def stop_counts(generations: pa.Table) -> dict[str, int]:
+    return dict(sorted(Counter(generations.column("stop_reason").to_pylist()).items()))
+
+
 def score_generative(
     task_key: str,
     model: str,
@@ -145,26 +173,10 @@ def score_generative(
     summary_path = Path(summary_path)
     instances_path = summary_path.with_name(task.key + INSTANCES_SUFFIX)
     write_instances(columns, instances_path)
-    n = len(columns["instance_index"])
-    metrics = {"exact_match": _metric_value(columns["exact_match"])}
-    if any(value is not None for value in columns["f1"]):
-        metrics["f1"] = _metric_value(columns["f1"])
-    finite_bpb = [value for value in columns["bits_per_byte"] if np.isfinite(value)]
-    reasons = partial_reasons(task, n, limit)
     summary: GenerativeScoreSummary = {
         "format": "",
         "model": model,
-        "task": task.key,
-        "display_name": task.display_name,
-        "version": GENERATIVE_VERSION,
-        "n_instances": n,
-        "full_count": task.standard_count,
-        "limit": limit,
-        "partial": bool(reasons),
-        "partial_reasons": reasons,
-        "primary_metric": task.primary_metric,
-        "metrics": metrics,
-        "bits_per_byte": _metric_value(finite_bpb),
+        **generative_metrics(task, columns, limit),
         "inputs": {
             "generations": {
                 "path": _relative(generations_path, summary_path),
@@ -173,7 +185,7 @@ def score_generative(
             }
         },
         "instances": {"path": instances_path.name, "sha256": file_sha256(instances_path)},
-        "generation_counts": dict(sorted(Counter(generations.column("stop_reason").to_pylist()).items())),
+        "generation_counts": stop_counts(generations),
     }
     write_generative_summary(summary_path, summary)
     return summary

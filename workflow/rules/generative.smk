@@ -21,7 +21,7 @@ rule generate:
     input:
         rules.generation_requests.output,
     output:
-        f"{RESULTS}/generations/{{model}}/{{gtask}}.parquet",
+        f"{RESULTS}/generative/{{model}}/{{gtask}}.generations.parquet",
     params:
         spec=model_spec,
         options=model_options,
