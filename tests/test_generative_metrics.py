@@ -188,7 +188,9 @@ def test_gsm8k_exact_match():
     assert gsm8k_scores("So the answer is 1234.", [["1,234"]]) == {"exact_match": 1.0}
     assert gsm8k_scores("So the answer is 18.", [["17"]]) == {"exact_match": 0.0}
     assert gsm8k_scores("So the answer is 2.50", [["2.5"]]) == {"exact_match": 0.0}  # strings, not values
-    assert gsm8k_scores("The answer is -5.", [["-5"]]) == {"exact_match": 0.0}  # extracted "5"
+    # the sign is lost on both sides, as in AI2's label: "-5" and "5" both read "5"
+    assert gsm8k_scores("The answer is -5.", [["-5"]]) == {"exact_match": 1.0}
+    assert gsm8k_scores("The answer is 5.", [["-5"]]) == {"exact_match": 1.0}
     assert gsm8k_scores("I do not know", [["18"]]) == {"exact_match": 0.0}
     full = (
         "Janet sells 16 - 3 - 4 = <<16-3-4=9>>9 duck eggs a day.\n"
@@ -255,3 +257,18 @@ def test_f1_of_a_gold_with_itself_is_one_and_of_disjoint_text_zero():
         assert drop_em_f1([other], [gold]) == (0.0, 0.0)
         assert squad_scores(gold, [[other], [gold]])["f1"] == 1.0
         assert drop_scores(other, [[gold]])["f1"] == 0.0
+
+
+def test_gsm8k_gold_is_ai2s_label():
+    """AI2's exported label of every GSM8K instance is the extraction applied to the document's answer
+    (commas and the minus sign dropped), which is what gsm8k_scores compares with."""
+    from olmes.core.bundle import read_dump
+
+    rows = list(read_dump("gsm8k", "gold_bpb_5shot"))
+    assert len(rows) == 1319
+    assert all(gsm8k_extract_answer(row["doc"]["short_answer"]) == row["label"] for row in rows)
+    differs = [row for row in rows if row["doc"]["short_answer"] != row["label"]]
+    assert len(differs) == 16  # "2,125" -> "2125" (14), "-10" -> "10" (2)
+    negative = next(row for row in differs if row["doc"]["short_answer"].startswith("-"))
+    gold = [[negative["doc"]["short_answer"]]]
+    assert gsm8k_scores(f"So the answer is {negative['label']}.", gold)["exact_match"] == 1.0

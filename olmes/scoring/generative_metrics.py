@@ -300,9 +300,11 @@ def exact_match_hf(
 
 def gsm8k_scores(generation: str, answers: Answers) -> dict[str, float]:
     """GSM8K's exact match: the extracted answer against the gold answer (``[[short_answer]]``, or
-    the full solution ending ``#### 18``), after the regexes to ignore, case ignored."""
+    the full solution ending ``#### 18``), after the regexes to ignore, case ignored. The gold is
+    AI2's label: the same extraction applied to the document's answer (so "-10" is "10", "2,125" is
+    "2125"); tests/test_generative_metrics.py checks it equals the label AI2 exported for all 1319."""
     predicted = gsm8k_extract_answer(generation)
-    golds = _single_spans(answers)
+    golds = [gsm8k_extract_answer(gold) for gold in _single_spans(answers)]
     match = max_over_golds(
         lambda pred, gold: exact_match_hf(pred, gold, GSM8K_REGEXES_TO_IGNORE, ignore_case=True),
         predicted,
