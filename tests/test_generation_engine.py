@@ -273,3 +273,50 @@ def test_on_done_reports_every_request_once(models):
     run = generate(lm, requests, batch_size=2, on_done=lambda indices, gens: seen.extend(indices.tolist()))
     assert sorted(seen) == list(range(len(requests)))
     assert all(g is not None for g in run.generations)
+
+
+def test_generate_file_caches_resumes_and_scores_the_gold(models, tmp_path):
+    import pandas as pd
+
+    from olmes.core.records import read_run_record
+    from olmes.core.records.generative import GENERATION_COLUMNS
+    from olmes.logprobs import engine
+    from olmes.logprobs.generation_cache import GenerationCache
+    from olmes.logprobs.generation_runner import generate_file
+
+    lm = models("llama")
+    rows = [
+        {"task": "drop", "instance_index": i, "native_id": 100 + i, "context": SHOTS + q,
+         "stop_sequences": ["\n\n"], "max_gen_toks": 6, "gold_context": SHOTS + q,
+         "gold_continuation": " the size"}
+        for i, q in enumerate(QUESTIONS)
+    ]  # fmt: skip
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text("{}\n")
+    cache = tmp_path / "cache"
+    first = generate_file(lm, rows[:3], requests, tmp_path / "first.parquet", cache, batch_size=2)
+    assert first["generation"]["from_cache"] == 0 and first["generation"]["generated_tokens"] > 0
+    record = generate_file(lm, rows, requests, tmp_path / "out.parquet", cache, batch_size=2)
+    counts = record["generation"]
+    assert counts["from_cache"] == 3 and counts["requests"] == 6 and record["requests_from_cache"] == 3
+    assert (
+        counts["shared_prefix_tokens_saved"]
+        == counts["prompt_tokens"] - counts["prefill_tokens_forwarded"]
+        > 0
+    )
+    table = pd.read_parquet(tmp_path / "out.parquet")
+    assert list(table.columns) == [c.name for c in GENERATION_COLUMNS]
+    want = [expected(lm, GenerationRequest(r["context"], ("\n\n",), 6)) for r in rows]
+    assert table["generation"].tolist() == [w.text for w in want]
+    assert table["num_tokens"].tolist() == [w.num_tokens for w in want]
+    assert table["native_id"].tolist() == [str(100 + i) for i in range(6)]
+    gold = engine.score(lm, [(r["gold_context"], r["gold_continuation"]) for r in rows])
+    assert table["gold_sum_logprob"].tolist() == pytest.approx(gold.sum_logprob.tolist(), abs=1e-6)
+    assert table["gold_num_bytes"].tolist() == [9] * 6
+    assert read_run_record(tmp_path / "out.parquet")["generation"] == counts
+    chunks = sorted(GenerationCache(cache, lm.fingerprint).folder.glob("*.parquet"))
+    chunks[0].write_bytes(chunks[0].read_bytes()[:-10] + bytes(10))
+    assert GenerationCache(cache, lm.fingerprint).load().corrupt_files == 1
+    again = generate_file(lm, rows, requests, tmp_path / "again.parquet", cache, batch_size=2)
+    assert 0 < again["generation"]["from_cache"] < 6
+    assert pd.read_parquet(tmp_path / "again.parquet").equals(table)
