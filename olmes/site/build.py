@@ -30,7 +30,8 @@ from olmes.site import nav_views
 from olmes.site.browser_files import MANIFEST, DataFiles, previous_data_files
 from olmes.site.downloads import leaderboard_csv, leaderboard_json
 from olmes.site.filters import FILTERS
-from olmes.site.inputs import load_requests, load_site_scores, read_reproduction
+from olmes.site.generative import GenerativeSite
+from olmes.site.inputs import load_generation_requests, load_requests, load_site_scores, read_reproduction
 from olmes.site.nav_views import SiteInputs
 from olmes.site.pages import SiteData, task_facts
 from olmes.site.predictions import BrowserData
@@ -43,6 +44,7 @@ STATIC_FILES = (
     "style.css",
     "site.js",
     "browser.js",
+    "generative.js",
     "vega.min.js",
     "vega-lite.min.js",
     "vega-embed.min.js",
@@ -79,11 +81,14 @@ def build_site(
     models_file: str | Path | list | None = None,
     title: str = "OLMES leaderboard",
     reproduction: Iterable[str | Path] = (),
+    generative: Iterable[str | Path] | None = None,
 ) -> SiteBuild:
     """Build the whole site into ``out`` (replaced as a whole) from the summaries and the tables
     ``olmes tables`` built from them in ``tables_dir``; return the files written. The instance browser's
     per-model data files of an olmes site already in ``out`` are reused where their sources are
-    unchanged (its manifest, ``olmes-manifest.json``, records them)."""
+    unchanged (its manifest, ``olmes-manifest.json``, records them). The OLMES v0.2 generative tasks'
+    pages come with the tables' ``generative_scores``: their summaries are read where the tables'
+    index records them, or from ``generative`` (files or folders, ``olmes site --generative``)."""
     out = Path(out)
     check_own_folder(out, (MARKER,), "an olmes site")  # the rule of olmes tables --out too
     data_files = DataFiles(out, previous_data_files(out) if (out / MARKER).is_file() else {})
@@ -97,6 +102,7 @@ def build_site(
             models_file,
             title,
             [read_reproduction(path) for path in reproduction],
+            None if generative is None else list(generative),
         )
     return SiteBuild([out / path.relative_to(staging) for path in written], data_files.reused)
 
@@ -118,13 +124,16 @@ def _build_into(
     models_file,
     title,
     reproduction: list[ReproductionReport],
+    generative_paths: list | None = None,
 ) -> list[Path]:
     tables_out = root / "downloads" / "tables"
     scores, tables = load_site_scores(scores_paths, models_file, tables_dir)
     _copy_tables(tables_dir, tables_out)
     requests, instances = load_requests(request_paths)
     data = SiteData(scores, tables, requests, instances)
-    inputs = SiteInputs(data, reproduction, data_files, BrowserData(data))
+    pages = {model.name: model.page for model in data.models}
+    generative = GenerativeSite(tables, load_generation_requests(request_paths), pages, generative_paths)
+    inputs = SiteInputs(data, reproduction, data_files, BrowserData(data), generative)
     pages = site_pages(inputs)
     frame = {
         "site_title": title,

@@ -39,13 +39,18 @@ from olmes.core.records import (
     TablesIndex,
     iter_records,
 )
+from olmes.core.records.generative import GENERATION_REQUESTS_FORMAT, GenerationRequestRow
+from olmes.core.records.tables import GENERATIVE_TABLE_FORMAT
 from olmes.core.resources import file_sha256
-from olmes.tables.build import TABLE_KEYS, robustness_inputs
+from olmes.tables.build import OPTIONAL_TABLE_KEYS, TABLE_KEYS, robustness_inputs
 from olmes.tables.figures import FIGURE_KEYS
 from olmes.tables.results import ModelInfo, ScoreSet, load_scores
 
 Table = TypeVar("Table", TableDocument, LeaderboardTable)
-TABLE_FORMATS: dict[str, Format] = {"leaderboard": LEADERBOARD_FORMAT}
+TABLE_FORMATS: dict[str, Format] = {
+    "leaderboard": LEADERBOARD_FORMAT,
+    "generative_scores": GENERATIVE_TABLE_FORMAT,
+}
 """The tables whose records the site reads field by field: their record, beyond :class:`TableDocument`."""
 
 # -- scores and tables ------------------------------------------------------------------------------
@@ -99,7 +104,10 @@ def read_tables(folder: Path) -> TableSet:
             f"{folder}: no index.json; build the tables first with `olmes tables --out {folder}`"
         )
     index = TABLES_INDEX_FORMAT.read(index_path)
-    tables = {key: _read_table(folder, key, TABLE_FORMATS.get(key, TABLE_FORMAT)) for key in TABLE_KEYS}
+    present = [key for key in OPTIONAL_TABLE_KEYS if (folder / f"{key}.json").is_file()]
+    tables = {
+        key: _read_table(folder, key, TABLE_FORMATS.get(key, TABLE_FORMAT)) for key in (*TABLE_KEYS, *present)
+    }
     figures = {}
     for key in FIGURE_KEYS:
         path = folder / f"{key}.json"
@@ -194,6 +202,41 @@ def _is_instance_file(path: Path) -> bool:
     return path.name.removesuffix(".gz").endswith(".instances.jsonl")
 
 
+def is_generation_requests_file(path: Path) -> bool:
+    """A generation request file of an OLMES v0.2 generative task: ``<task>.gen.jsonl`` (a results
+    folder) or ``<task>.gen.<anything>.jsonl`` (a store's), optionally gzipped."""
+    name = path.name.removesuffix(".gz")
+    return name.endswith(".jsonl") and ".gen." in name
+
+
+@dataclass
+class GenerationRequests:
+    """One generative task's generation request file: its rows in file order."""
+
+    task: str
+    path: Path
+    rows: list[GenerationRequestRow]
+
+
+def load_generation_requests(paths: list[str | Path]) -> dict[str, GenerationRequests]:
+    """The generation request files among ``paths`` (files, or folders searched), by task; of two
+    files for one task the one with more rows wins."""
+    found: dict[str, GenerationRequests] = {}
+    for path in expand_request_paths(paths):
+        if not is_generation_requests_file(path):
+            continue
+        rows = [row for _, row in iter_records(path, GENERATION_REQUESTS_FORMAT)]
+        if not rows:
+            continue
+        task = rows[0]["task"]
+        mixed = next((row["task"] for row in rows if row["task"] != task), None)
+        if mixed is not None:
+            raise OlmesError(f"{path}: mixes generative tasks {task} and {mixed}")
+        if task not in found or len(rows) > len(found[task].rows):
+            found[task] = GenerationRequests(task, path, rows)
+    return found
+
+
 def read_requests_file(path: Path) -> TaskRequests | None:
     """Stream one JSONL request file. Returns None for an empty file."""
     contexts: dict[str | None, list[str]] = {}
@@ -254,6 +297,8 @@ def load_requests(
     requests: dict[tuple[str, str], TaskRequests] = {}
     instances: dict[str, TaskInstances] = {}
     for path in expand_request_paths(paths):
+        if is_generation_requests_file(path):
+            continue  # load_generation_requests
         if _is_instance_file(path):
             found = read_instances_file(path)
             if found is not None and len(found.rows) > len(getattr(instances.get(found.task), "rows", ())):

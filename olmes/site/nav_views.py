@@ -19,6 +19,7 @@ from olmes.scoring.predictions import NEAR_TIE_NATS
 from olmes.site import charts
 from olmes.site.browser_files import DataFiles
 from olmes.site.downloads import subjects_csv
+from olmes.site.generative import GenerativeBoard, GenerativeIndexView, GenerativeSite
 from olmes.site.inputs import TableSet
 from olmes.site.letter_bias_chart import letter_bias_spec
 from olmes.site.pages import SiteData, SiteModel, TaskFacts, method_labels, task_facts
@@ -49,6 +50,7 @@ class SiteInputs:
     reproduction: list[ReproductionReport]
     data_files: DataFiles
     browser: BrowserData
+    generative: GenerativeSite  # the OLMES v0.2 generative tasks (none without olmes tables --generative)
 
     @property
     def paper_checked(self) -> bool:
@@ -126,6 +128,7 @@ class LeaderboardView(TypedDict):
     method_labels: dict[str, str]
     display_names: dict[str, str]  # the evaluated models', by name
     paper_source: str
+    generative: GenerativeBoard | None  # the generative tasks' table (OLMES v0.2), where built
 
 
 def leaderboard_entries(data: SiteData) -> list[LeaderboardEntry]:
@@ -191,7 +194,15 @@ def leaderboard_view(inputs: SiteInputs, out: SiteWriter) -> LeaderboardView:
         "method_labels": method_labels(),
         "display_names": inputs.data.display_names,
         "paper_source": PAPER_SOURCE,
+        "generative": inputs.generative.board(),
     }
+
+
+def generative_index_view(inputs: SiteInputs, out: SiteWriter) -> GenerativeIndexView:
+    board = inputs.generative.board()
+    if board is None:
+        raise OlmesError("the generative page exists only with the tables' generative_scores")
+    return {"generative": board, "tables": inputs.data.tables}
 
 
 # -- the pages of the paper's tables and figures -------------------------------------------------------

@@ -16,13 +16,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypedDict, TypeVar
 
+from olmes.core.generative import GENERATIVE_TASKS
 from olmes.core.tasks import TASKS
 from olmes.site.browser_files import write_instance_files, write_model_files
+from olmes.site.generative import GENERATIVE_NAV, GENERATIVE_PAGE, task_page
 from olmes.site.model_view import ModelView, model_view
 from olmes.site.nav_views import (
     SiteInputs,
     View,
     cf_mcf_view,
+    generative_index_view,
     leaderboard_view,
     methods_view,
     normalization_view,
@@ -33,7 +36,7 @@ from olmes.site.nav_views import (
 )
 from olmes.site.pages import SiteModel, TaskFacts
 from olmes.site.reported import ReportedView, reported_view
-from olmes.site.task_view import TaskView, browser_setup, task_methods, task_view
+from olmes.site.task_view import TaskView, browser_setup, generative_task_view, task_methods, task_view
 from olmes.site.training_view import training_index_view, training_members, training_view
 from olmes.site.writer import SiteWriter
 
@@ -117,8 +120,11 @@ def reported_page_view(inputs: SiteInputs, out: SiteWriter, member: SiteModel) -
 
 def task_page_view(inputs: SiteInputs, out: SiteWriter, member: str) -> TaskView:
     """The task's page, and its instance browser's data: the instances in pieces, one file per model
-    (script files, since browsers refuse fetch on file://), loaded only when a reader picks the model."""
+    (script files, since browsers refuse fetch on file://), loaded only when a reader picks the model.
+    An OLMES v0.2 generative task's page is its own (:mod:`olmes.site.generative`)."""
     task = member
+    if task in GENERATIVE_TASKS:
+        return generative_task_view(task_page(inputs.generative, out, task))
     instances = inputs.browser.instances(task)
     files = write_instance_files(out, task, instances)
     models = write_model_files(out, inputs.browser, inputs.data_files, task)
@@ -137,6 +143,13 @@ def _task_path(task: str) -> str:
 
 PAGES: tuple[Page | PageFamily, ...] = (
     Page("index.html", "leaderboard.html", "Leaderboard", _always, leaderboard_view),
+    Page(
+        GENERATIVE_PAGE,
+        "generative.html",
+        GENERATIVE_NAV,
+        lambda inputs: inputs.generative.table is not None,
+        generative_index_view,
+    ),
     Page("normalization.html", "normalization.html", "Normalization", _always, normalization_view),
     Page("cf-vs-mcf.html", "cf_mcf.html", "CF vs MCF", _always, cf_mcf_view),
     PageFamily(
@@ -172,7 +185,10 @@ PAGES: tuple[Page | PageFamily, ...] = (
     Page("methods.html", "methods.html", "Methods", _always, methods_view),
     PageFamily("model.html", lambda inputs: inputs.data.models, _model_path, model_page_view),
     PageFamily("reported.html", lambda inputs: inputs.data.reported_models, _model_path, reported_page_view),
-    PageFamily("task.html", lambda inputs: inputs.data.tasks, _task_path, task_page_view),
+    PageFamily(
+        "task.html", lambda inputs: [*inputs.data.tasks, *inputs.generative.tasks], _task_path, task_page_view
+    ),
 )
-"""Every page of the site: the navigation's in its order (Training's, with a page per checkpoint series),
-then a page per evaluated model, per reported model and per task."""
+"""Every page of the site: the navigation's in its order (Training's, with a page per checkpoint series;
+"OLMES v0.2 generative", the page that lists the generative tasks), then a page per evaluated model, per
+reported model and per task (the ten, then the OLMES v0.2 generative tasks scored)."""

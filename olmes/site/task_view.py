@@ -10,6 +10,7 @@ from olmes.core.records import LeaderboardTask, ScoreSummary
 from olmes.core.tasks import TASKS
 from olmes.scoring.predictions import NEAR_TIE_NATS
 from olmes.site.charts import FORMULATION_LABELS
+from olmes.site.generative import GenerativeTaskView
 from olmes.site.pages import (
     MethodRow,
     SiteData,
@@ -104,6 +105,23 @@ class TaskView(TypedDict):
     browser: dict[str, Any]  # the instance browser's setup (:func:`browser_setup`), as JSON
     method_labels: dict[str, str]  # every method of the registry, in its order
     display_names: dict[str, str]  # the evaluated models', by name
+    generative: GenerativeTaskView | None  # an OLMES v0.2 generative task's page (the rest empty)
+
+
+def generative_task_view(view: GenerativeTaskView) -> TaskView:
+    """The page of an OLMES v0.2 generative task: ``task.html`` shows ``generative`` only."""
+    return {
+        "task": view["facts"]["key"],
+        "facts": None,  # type: ignore[typeddict-item]  # the ten tasks' facts; a generative page has its own
+        "score_rows": [],
+        "methods": [],
+        "prompts": [],
+        "n_instances": view["n_instances"],
+        "browser": view["browser"],
+        "method_labels": {},
+        "display_names": {},
+        "generative": view,
+    }
 
 
 def task_view(
@@ -119,6 +137,7 @@ def task_view(
         "browser": browser,
         "method_labels": method_labels(),
         "display_names": data.display_names,
+        "generative": None,
     }
 
 

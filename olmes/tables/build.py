@@ -19,6 +19,7 @@ from olmes.core.records import FLAGS_FORMAT, TABLES_INDEX_FORMAT, RobustnessInpu
 from olmes.core.resources import file_sha256
 from olmes.tables.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_table
 from olmes.tables.figures import write_figures
+from olmes.tables.generative import GENERATIVE_KEY, GenerativeSet, generative_table
 from olmes.tables.leaderboard import leaderboard_table
 from olmes.tables.paper_check import PAPER_CHECK_KEYS, paper_check_tables
 from olmes.tables.paper_layouts import (
@@ -58,6 +59,7 @@ class TableInputs:
     resamples: int = BOOTSTRAP_RESAMPLES
     seed: int = BOOTSTRAP_SEED
     reported: bool = False  # the leaderboard, Table 3 and the paper's layouts add the paper's models
+    generative: GenerativeSet | None = None  # the OLMES v0.2 generative tasks' summaries, where given
     built: dict[str, Table] = field(default_factory=dict)
     _flags: list[dict] | None = None
 
@@ -78,6 +80,7 @@ class TableBuilder:
 
     keys: tuple[str, ...]
     build: Callable[[TableInputs], list[Table]]
+    optional: bool = False  # builds no table when its inputs are not given (olmes tables --generative)
 
 
 TABLE_BUILDERS = (
@@ -108,6 +111,13 @@ TABLE_BUILDERS = (
         lambda given: paper_check_tables(given.scores, given.built["table5_variants"]),
     ),
     TableBuilder(
+        (GENERATIVE_KEY,),
+        lambda given: (
+            [] if given.generative is None else [generative_table(given.generative, given.scores.models)]
+        ),
+        optional=True,
+    ),
+    TableBuilder(
         ("leaderboard",),
         lambda given: [
             leaderboard_table(
@@ -125,7 +135,10 @@ TABLE_BUILDERS = (
 """Every table of the tables folder, in the order they are built and written: adding a table means
 adding its builder here (``olmes site`` reads the tables by these keys)."""
 
-TABLE_KEYS = tuple(key for builder in TABLE_BUILDERS for key in builder.keys)
+TABLE_KEYS = tuple(key for builder in TABLE_BUILDERS if not builder.optional for key in builder.keys)
+"""The tables every tables folder holds."""
+OPTIONAL_TABLE_KEYS = tuple(key for builder in TABLE_BUILDERS if builder.optional for key in builder.keys)
+"""The tables a tables folder holds only when their inputs were given (``generative_scores``)."""
 
 
 def all_tables(
@@ -138,7 +151,7 @@ def _build_all(given: TableInputs) -> list[Table]:
     for builder in TABLE_BUILDERS:
         tables = builder.build(given)
         keys = tuple(table.key for table in tables)
-        if keys != builder.keys:
+        if keys != builder.keys and not (builder.optional and not keys):
             raise RuntimeError(f"the table builder of {builder.keys} built {keys}")
         given.built.update((table.key, table) for table in tables)
     return list(given.built.values())
@@ -150,11 +163,13 @@ def build_tables(
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
     reported: bool = False,
+    generative: GenerativeSet | None = None,
 ) -> list[Path]:
     """Write every table, the figure data and ``index.json`` under ``out``; return the paths written.
-    ``reported`` adds the paper's reported rows to the leaderboard (:func:`leaderboard_table`)."""
+    ``reported`` adds the paper's reported rows to the leaderboard (:func:`leaderboard_table`);
+    ``generative`` the table of the OLMES v0.2 generative tasks (``generative_scores``)."""
     out = Path(out)
-    given = TableInputs(scores, resamples, seed, reported)
+    given = TableInputs(scores, resamples, seed, reported, generative)
     written = []
     for table in _build_all(given):
         written += write_table(table, out)
@@ -164,6 +179,8 @@ def build_tables(
     document = _index(scores, written, resamples, seed)
     if reported:
         document["reported"] = reported_input()
+    if generative is not None:
+        document["generative_inputs"] = generative.inputs()
     TABLES_INDEX_FORMAT.write(index, document)
     return [*written, index]
 

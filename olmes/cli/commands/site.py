@@ -38,6 +38,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reproduction", nargs="+", default=[], help="reports of olmes reproduce to show (Reproduction page)"
     )
+    parser.add_argument(
+        "--generative",
+        nargs="+",
+        metavar="PATH",
+        help="where the OLMES v0.2 generative summaries of the tables' --generative are now (files or "
+        "directories; by default the paths the tables' index.json records): the generative task pages' "
+        "instance browser reads their *.instances.parquet",
+    )
     parser.add_argument("--title", default="OLMES leaderboard", help="site title shown in every page header")
     parser.add_argument(
         "--out", required=True, type=Path, help="output folder, replaced as a whole (e.g. site)"
@@ -50,7 +58,7 @@ def files(args: argparse.Namespace) -> CommandFiles:
         reads=[
             *named("--scores", args.scores), *named("--store", args.store), *named("--tables", args.tables),
             *named("--requests", args.requests), *named("--models", args.models),
-            *named("--reproduction", args.reproduction),
+            *named("--reproduction", args.reproduction), *named("--generative", args.generative),
         ],
         rewritten=named("--out", args.out),
     )  # fmt: skip
@@ -68,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
             f"olmes site needs the tables it shows: run `olmes tables {source} --out DIR` first, "
             "then pass --tables DIR"
         )
-    built = build_site(scores, args.out, args.tables, requests, models, args.title, args.reproduction)
+    built = build_site(
+        scores, args.out, args.tables, requests, models, args.title, args.reproduction, args.generative
+    )
     pages = sum(1 for path in built.files if path.suffix == ".html")
     reused = f" ({len(built.reused)} model data files reused from the previous site)" if built.reused else ""
     print(f"{pages} pages, {len(built.files)} files{reused} -> {args.out}/index.html", file=sys.stderr)

@@ -12,7 +12,8 @@ from olmes.core.atomic import write_text_atomic
 from olmes.core.outputs import CommandFiles, check_own_folder, named
 from olmes.tables.bootstrap import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from olmes.tables.build import build_tables
-from olmes.tables.results import load_scores
+from olmes.tables.generative import load_generative
+from olmes.tables.results import load_scores, read_models_file
 
 NAME = "tables"
 HELP = "build the paper's tables (CSV, JSON, LaTeX) and figure data from score summaries"
@@ -34,6 +35,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="add the OLMES paper's models as reported rows: its 40 of Table 13 to the leaderboard, its 15 "
         "of Tables 4-12 to Figure 2 and Tables 3, 6, 7 and 9-12",
     )
+    parser.add_argument(
+        "--generative",
+        nargs="+",
+        metavar="PATH",
+        help="the OLMES v0.2 generative tasks' summaries of olmes score-generative (*.generative.json, "
+        "each with its *.instances.parquet beside it), or directories to search for them: adds the table "
+        "generative_scores (without it, every file is as before)",
+    )
 
 
 TABLES_MARKER = ".olmes-tables"
@@ -46,6 +55,7 @@ def files(args: argparse.Namespace) -> CommandFiles:
             *named("--scores", args.scores),
             *named("--store", args.store),
             *named("--models", args.models),
+            *named("--generative", args.generative),
         ],
         folders=named("--out", args.out),
     )
@@ -55,11 +65,14 @@ def run(args: argparse.Namespace) -> int:
     # the same rule as olmes site --out: never write into a folder of other files (same names are replaced)
     check_own_folder(args.out, (TABLES_MARKER, "index.json"), "an olmes tables folder")
     if args.store is not None:
-        scores = load_scores(store_score_paths(args.store), args.models or store.model_infos(args.store))
+        listed = read_models_file(args.models) if args.models else store.model_infos(args.store)
+        scores = load_scores(store_score_paths(args.store), listed)
     else:
-        scores = load_scores(args.scores, args.models)
+        listed = read_models_file(args.models) if args.models else []
+        scores = load_scores(args.scores, listed)
+    generative = None if args.generative is None else load_generative(args.generative, listed)
     write_text_atomic(args.out / TABLES_MARKER, f"written by olmes {__version__}\n")
-    written = build_tables(scores, args.out, args.resamples, args.seed, args.reported)
+    written = build_tables(scores, args.out, args.resamples, args.seed, args.reported, generative)
     models, tasks = len(scores.models), len(scores.tasks)
     print(f"{len(written)} files for {models} model(s) x {tasks} task(s) -> {args.out}", file=sys.stderr)
     return 0

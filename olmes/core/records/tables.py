@@ -5,6 +5,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from olmes.core.methods import Formulation
 from olmes.core.records.formats import Format
+from olmes.core.records.generative import MetricValue
 
 
 class TaskFlag(TypedDict):
@@ -88,6 +89,16 @@ class ReportedInput(TypedDict):
     sha256: str
 
 
+class GenerativeInput(TypedDict):
+    """A generative score summary the tables were built from (``olmes tables --generative``)."""
+
+    model: str
+    task: str  # a key of olmes.core.generative.GENERATIVE_TASKS
+    path: str  # as given to olmes tables
+    sha256: str
+    partial: bool
+
+
 class TablesIndex(TypedDict):
     """``<tables>/index.json`` (``olmes tables``): every file written and every input, by SHA-256."""
 
@@ -100,6 +111,8 @@ class TablesIndex(TypedDict):
     inputs: list[TableInput]
     robustness_inputs: list[RobustnessInput]
     reported: NotRequired[ReportedInput]  # only with reported rows (olmes tables --reported)
+    # only with generative results (olmes tables --generative): their summaries, by SHA-256
+    generative_inputs: NotRequired[list[GenerativeInput]]
 
 
 class TableGroup(TypedDict):
@@ -137,6 +150,41 @@ class LeaderboardTable(TableLayout):
 
     format: str  # TABLE_FORMAT's tag
     records: list[LeaderboardRow]
+
+
+class GenerativeTask(TypedDict):
+    """One model x OLMES v0.2 generative task of ``generative_scores``: its summary's numbers."""
+
+    score: float  # the primary metric's mean (0..1)
+    stderr: float | None
+    n: int
+    primary_metric: str  # "f1" or "exact_match"
+    metrics: dict[str, MetricValue]  # exact_match, f1 (where the task has it)
+    bits_per_byte: MetricValue
+    partial: bool
+    partial_reasons: list[str]
+    version: str  # olmes.core.generative.GENERATIVE_VERSION
+
+
+class GenerativeRow(TypedDict):
+    """One model of ``generative_scores`` (models-file order): its generative average over the six
+    tasks (only complete, none partial) and each task's cell."""
+
+    model: str
+    display_name: str
+    partial: bool  # some task's result is partial
+    average: float | None
+    average_stderr: float | None  # sqrt(sum of the tasks' se^2) / 6
+    no_average: str | None  # why there is no average (a task missing or partial); None with one
+    version: str
+    tasks: dict[str, GenerativeTask | None]  # every generative task; None where not scored
+
+
+class GenerativeScoresTable(TableLayout):
+    """``<tables>/generative_scores.json`` (``olmes tables --generative``), its records checked."""
+
+    format: str  # TABLE_FORMAT's tag
+    records: list[GenerativeRow]
 
 
 class FigureDocument(TypedDict):
@@ -237,5 +285,6 @@ TABLES_INDEX_FORMAT = _tables_format("olmes.tables-index", TablesIndex)
 TABLE_UPGRADES = (_averages_in_one_place, _groups_say_if_reported, _leaderboard_rows_have_intervals)
 TABLE_FORMAT = _tables_format("olmes.table", TableDocument, *TABLE_UPGRADES)
 LEADERBOARD_FORMAT = _tables_format("olmes.table", LeaderboardTable, *TABLE_UPGRADES)  # records checked
+GENERATIVE_TABLE_FORMAT = _tables_format("olmes.table", GenerativeScoresTable, *TABLE_UPGRADES)
 FIGURE_FORMAT = _tables_format("olmes.figure", FigureDocument, _rows_say_their_kind)
 FLAGS_FORMAT = _tables_format("olmes.flags", FlagsDocument)
