@@ -107,7 +107,9 @@ def _bits_per_byte(sum_logprob: float, num_bytes: int) -> float:
 
 
 def write_instances(columns: dict[str, list], path: Path) -> None:
-    fields = [pa.field(column.name, pa.type_for_alias(column.kind)) for column in GENERATIVE_INSTANCE_COLUMNS]
+    fields = [
+        pa.field(column.name, pa.type_for_alias(column.arrow_type)) for column in GENERATIVE_INSTANCE_COLUMNS
+    ]
     schema = pa.schema(fields, metadata=GENERATIVE_INSTANCES_FORMAT.metadata())
     table = pa.Table.from_pydict(columns, schema=schema)
     with atomic_path(path) as temporary:
@@ -196,5 +198,4 @@ def _relative(path: str | Path, summary_path: Path) -> str:
 
 
 def _run_of(generations_path: str | Path):
-    run_path = Path(str(generations_path) + ".run.json")
-    return read_run_record(run_path) if run_path.is_file() else None
+    return read_run_record(generations_path)  # beside it, <file>.run.json; None when there is none

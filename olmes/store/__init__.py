@@ -9,6 +9,7 @@ from olmes.store.canonical import canonical_requests
 from olmes.store.layout import MODEL_RECORD
 from olmes.store.reading import (
     check_store,
+    generative_paths,
     is_store,
     model_infos,
     model_names,
@@ -25,6 +26,7 @@ __all__ = [
     "model_infos",
     "model_names",
     "read_model_record",
+    "generative_paths",
     "score_paths",
     "task_paths",
 ]

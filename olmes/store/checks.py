@@ -18,7 +18,14 @@ from olmes.core.tasks import STANDARD_VARIANT
 from olmes.scoring.rotations import ROTATIONS_KIND, read_rotation_report
 from olmes.store.blobs import logprob_file
 from olmes.store.canonical import canonical_sha256, task_files
-from olmes.store.layout import ROBUSTNESS, logprob_name, model_record_path, run_record_name, task_files_folder
+from olmes.store.layout import (
+    GENERATIVE,
+    ROBUSTNESS,
+    logprob_name,
+    model_record_path,
+    run_record_name,
+    task_files_folder,
+)
 from olmes.store.lock import LOCK_NAME
 from olmes.store.naming import shown_name
 from olmes.store.reading import is_store, read_model_record
@@ -242,12 +249,14 @@ def check_replacement(
     extra: list[CheckedRobustness],
     replace: bool,
     only: bool,
+    generative: list | None = None,
 ) -> None:
-    """An existing model x task (or robustness result), or a model made from other weights, is
-    replaced only when asked; robustness results alone join a model of the same weights. A refusal
-    names the model as the store does (its display name there)."""
+    """An existing model x task (or robustness result, or generative task), or a model made from
+    other weights, is replaced only when asked; robustness results alone join a model of the same
+    weights. A refusal names the model as the store does (its display name there)."""
     model = source.model
-    fingerprint = one_fingerprint(source, [*checked, *extra])
+    generative = generative or []
+    fingerprint = one_fingerprint(source, [*checked, *extra, *generative])
     if not model_record_path(store, model).is_file():
         if only:
             raise OlmesError(
@@ -274,6 +283,7 @@ def check_replacement(
         for item in extra
         if item.task in record.get(ROBUSTNESS, {}).get(item.kind, {})
     ]
+    present += [f"{item.task} (generative)" for item in generative if item.task in record.get(GENERATIVE, {})]
     if present:
         raise OlmesError(
             f"{store} already has {named} on {', '.join(present)}; pass --replace to replace "

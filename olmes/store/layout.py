@@ -11,6 +11,10 @@ A store::
     <store>/models/<model>/scores/<task>.scores.json (+ <task>.predictions.parquet)
     <store>/models/<model>/robustness/<variant>/    a prompt variant's summaries, predictions, log-probs
     <store>/models/<model>/robustness/rotations/    <task>.rotations.json + its mcf and mcf_rot log-probs
+    <store>/models/<model>/generative/              an OLMES v0.2 generative task's summary, instances,
+                                                    generations and their run record (olmes.store.generative)
+    <store>/tasks/<task>.gen.examples.jsonl         a generative task's first two generation requests
+    <store>/tasks/<task>.gen.instances.jsonl.gz     its instances: question and gold answers
     <store>/blobs/<sha256>.parquet                  external log-prob files (not in git: olmes.store.blobs)
     <store>/reproductions/<model>/reproduction.json  a maintainer's reproduction of the model (its badge)
     <store>/reproductions/<model>/<task>.<set>.parquet  the log-probs recomputed there, first N instances
@@ -22,6 +26,8 @@ A workflow results folder::
     <results>/logprobs/<model>/<task>.<set>.parquet (+ .run.json)
     <results>/scores/<model>/<task>.scores.json (+ <task>.predictions.parquet)
     <results>/variants/<variant>/{scores,logprobs}/<model>/   a prompt variant's, laid out the same
+    <results>/requests/<task>.gen.jsonl             a generative task's generation requests
+    <results>/generative/<model>/                   its generative results, laid out as in the store
 """
 
 from __future__ import annotations
@@ -29,8 +35,11 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePosixPath
 
+from olmes.core.generative import GENERATIVE_TASKS
 from olmes.core.methods import MCF, REQUEST_SETS, ROTATIONS
 from olmes.core.tasks import STANDARD_VARIANT, TASKS, VARIANT_NAMES
+from olmes.scoring.generative_score import GENERATIONS_SUFFIX, INSTANCES_SUFFIX
+from olmes.scoring.generative_score import SUMMARY_SUFFIX as GENERATIVE_SUFFIX
 from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX
 
 STORE_RECORD = "store.json"
@@ -43,6 +52,9 @@ SCORES = "scores"  # a model's standard score summaries (their log-probs are in 
 LOGPROBS = "logprobs"
 ROBUSTNESS = "robustness"  # a model's folder of prompt-variant and answer-order results
 REQUESTS = "requests"  # a results folder's request files
+GENERATIVE = "generative"  # a model's generative results, in a store's model folder and a results folder
+GENERATION_EXAMPLES_SUFFIX = ".gen.examples.jsonl"  # a generative task's files in the store's tasks/
+GENERATION_INSTANCES_SUFFIX = ".gen.instances.jsonl.gz"
 VARIANTS = "variants"  # a results folder's prompt variants, each laid out as a results folder
 MODELS_FILE = "models.json"  # a results folder's models file
 REPRODUCTIONS = "reproductions"  # the store's folder of reproduction records (written on the base branch)
@@ -101,6 +113,33 @@ def examples_name(task: str, request_set: str) -> str:
     return f"{task}.{request_set}.examples.jsonl"
 
 
+def generative_names(task: str) -> tuple[str, str, str, str]:
+    """The four files of one model x generative task: summary, instances, generations, run record."""
+    generations = f"{task}{GENERATIONS_SUFFIX}"
+    return (
+        f"{task}{GENERATIVE_SUFFIX}",
+        f"{task}{INSTANCES_SUFFIX}",
+        generations,
+        f"{generations}{RUN_SUFFIX}",
+    )
+
+
+def generative_tasks(folder: Path) -> list[str]:
+    """The generative tasks whose summary is in ``folder``, in the registry's order (a stray summary
+    of no task: :func:`stray_generative`)."""
+    found = {p.name.removesuffix(GENERATIVE_SUFFIX) for p in folder.glob(f"*{GENERATIVE_SUFFIX}")}
+    return [task for task in GENERATIVE_TASKS if task in found]
+
+
+def stray_generative(folder: Path) -> list[Path]:
+    """Generative summaries in ``folder`` of no generative task of this olmes version."""
+    return sorted(
+        path
+        for path in folder.glob(f"*{GENERATIVE_SUFFIX}")
+        if path.name.removesuffix(GENERATIVE_SUFFIX) not in GENERATIVE_TASKS
+    )
+
+
 def summary_tasks(folder: Path) -> set[str]:
     """The tasks of the score summaries in ``folder`` (any name; the caller keeps those of a task)."""
     return {path.name.removesuffix(SUMMARY_SUFFIX) for path in folder.glob(f"*{SUMMARY_SUFFIX}")}
@@ -122,6 +161,8 @@ def is_model_file(relative: PurePosixPath) -> bool:
     parts = relative.parts
     if parts == (MODEL_RECORD,):
         return True
+    if len(parts) == 2 and parts[0] == GENERATIVE:
+        return any(parts[1] in generative_names(task) for task in GENERATIVE_TASKS)
     if len(parts) == 2 and parts[0] in (SCORES, LOGPROBS):
         return _is_result_file(parts[1], summaries=parts[0] == SCORES, logprobs=parts[0] == LOGPROBS)
     if len(parts) == 3 and parts[0] == ROBUSTNESS:

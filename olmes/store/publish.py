@@ -31,6 +31,7 @@ from pathlib import Path, PurePosixPath
 
 from olmes.core.atomic import atomic_path, make_dir_public
 from olmes.core.errors import OlmesError
+from olmes.core.generative import GENERATIVE_TASKS
 from olmes.core.records import MODEL_FORMAT, STORE_FORMAT, ModelRecord
 from olmes.core.resources import file_sha256
 from olmes.core.tasks import TASKS
@@ -52,12 +53,22 @@ from olmes.store.checks import (
     source_name,
 )
 from olmes.store.claims import check_new_name
+from olmes.store.generative import (
+    CheckedGenerative,
+    check_generative,
+    check_generative_task_files,
+    generative_task_files,
+    write_portable_summary,
+)
 from olmes.store.layout import (
     BLOBS,
+    GENERATIVE,
+    GENERATIVE_SUFFIX,
     LOGPROBS,
     MODEL_RECORD,
     ROBUSTNESS,
     SCORES,
+    generative_names,
     model_folder,
     models_folder,
     store_record_path,
@@ -122,23 +133,33 @@ def _publish_locked(
         wanted = lambda task: tasks is None or task in tasks  # noqa: E731
         chosen = [] if robustness_only else [task for task in source.tasks() if wanted(task)]
         found = [result for result in source.robustness(origin) if wanted(result.task)]
-        if not chosen and not found:
+        gen_tasks = [] if robustness_only else [task for task in source.generative_tasks() if wanted(task)]
+        if not chosen and not found and not gen_tasks:
             what = "robustness results" if robustness_only else "score summaries"
             raise OlmesError(f"{origin}: model {source_name(source)} has no {what} to publish")
         checked = [check_task(source, task, data_source, allow_partial) for task in chosen]
         extra = [check_robustness(source, result, data_source) for result in found]
-        check_replacement(store, source, checked, extra, replace, robustness_only)
-        check_display_name(source, [*checked, *extra])
+        generative = [
+            check_generative(source.generative, source.model, task, source_name(source), allow_partial)
+            for task in gen_tasks
+        ]
+        check_replacement(store, source, checked, extra, replace, robustness_only, generative)
+        check_display_name(source, [*checked, *extra, *generative])
         check_new_name(store, source.model, source.info.display_name)
         for item in checked:
             check_task_files(store, item.task, data_source)
-        plans.append((source, checked, extra))
+        for item in generative:
+            check_generative_task_files(store, item.task)
+        plans.append((source, checked, extra, generative))
     lines = []
-    for source, checked, extra in plans:
-        _write_model(store, source, checked, extra, logprobs, data_source)
+    for source, checked, extra, generative in plans:
+        _write_model(store, source, checked, extra, logprobs, data_source, generative)
         partial = sum(item.summary["partial"] for item in checked)
         label = f" ({partial} partial)" if partial else ""
         more = f", {len(extra)} robustness result(s)" if extra else ""
+        partial = sum(item.summary["partial"] for item in generative)
+        more += f", {len(generative)} generative task(s)" if generative else ""
+        more += f" ({partial} partial)" if partial else ""
         lines.append(  # the display name says what went in; the folder, under which name
             f"{source.info.display_name}: {len(checked)} task(s){label}{more} -> "
             f"{model_folder(store, source.model)}"
@@ -188,11 +209,51 @@ def _remove_leftovers(store: Path) -> None:
 def _write_task_files(store: Path, task: str, data_source: str) -> None:
     """The task's instances and request examples, those not in the store yet."""
     check_task_files(store, task, data_source)
-    for name, data in task_files(task, data_source).items():
+    _write_files(store, task_files(task, data_source))
+
+
+def _write_files(store: Path, files: dict[str, bytes]) -> None:
+    """Task files (name -> bytes) not in the store's tasks/ yet."""
+    for name, data in files.items():
         path = task_files_folder(store) / name
         if not path.is_file():
             with atomic_path(path) as temp:
                 temp.write_bytes(data)
+
+
+def _write_generative(
+    final: Path, staging: Path, kept: dict, new: list[CheckedGenerative], origins: dict[Path, Path]
+) -> dict:
+    """Copy the kept generative results and the new ones into ``staging`` (summaries and run records
+    in the store's portable form); return the model record's ``generative`` entry."""
+    replaced = {item.task for item in new}
+    for task in [task for task in kept if task not in replaced]:
+        for name in generative_names(task):
+            _copy_into(staging, f"{GENERATIVE}/{name}", final / GENERATIVE / name, origins)
+    for item in new:
+        for path in item.files:
+            relative = f"{GENERATIVE}/{path.name}"
+            if path.name.endswith(GENERATIVE_SUFFIX):
+                origins[staging / relative] = path
+                (staging / GENERATIVE).mkdir(parents=True, exist_ok=True)
+                write_portable_summary(path, staging / relative)
+            else:
+                _copy_into(staging, relative, path, origins)
+    entries = {task: entry for task, entry in kept.items() if task not in replaced}
+    entries.update({item.task: _generative_entry(item) for item in new})
+    return {task: entries[task] for task in GENERATIVE_TASKS if task in entries}
+
+
+def _generative_entry(item: CheckedGenerative) -> dict:
+    summary = item.summary
+    return {
+        "instances": summary["n_instances"],
+        "limit": summary["limit"],
+        "partial": summary["partial"],
+        "requests_sha256": {"generations": item.run["requests_sha256"]},
+        **run_cost(item.runs),
+        "published": _now(),
+    }
 
 
 def _write_model(
@@ -202,6 +263,7 @@ def _write_model(
     extra: list[CheckedRobustness],
     layout: str,
     data_source: str,
+    generative: list[CheckedGenerative],
 ) -> None:
     """Build the model's new folder (kept results + new ones) beside the old one, check it as
     ``olmes verify`` would, then swap it in (with the task files it needs)."""
@@ -210,7 +272,8 @@ def _write_model(
     with _logprob_writer(store, layout, lambda: bool(swapped)) as place, _staging(final) as staging:
         origins: dict[Path, Path] = {}  # each file of the staging folder -> where it was copied from
         old = read_model_record(store, source.model) if (final / MODEL_RECORD).is_file() else None
-        same_weights = old is not None and old["fingerprint"] == one_fingerprint(source, [*checked, *extra])
+        everything = [*checked, *extra, *generative]
+        same_weights = old is not None and old["fingerprint"] == one_fingerprint(source, everything)
         kept = old["tasks"] if same_weights else {}  # a model made from other weights is replaced whole
         new = {item.task for item in checked}
         for task in [t for t in kept if t not in new]:
@@ -225,13 +288,21 @@ def _write_model(
         tasks.update({item.task: _task_entry(item) for item in checked})
         kept_robustness = old.get(ROBUSTNESS, {}) if same_weights else {}
         robustness = _write_robustness(final, staging, kept_robustness, extra, place, origins)
-        record = _model_record(source, [*checked, *extra], tasks)
+        kept_generative = old.get(GENERATIVE, {}) if same_weights else {}
+        generative_entries = _write_generative(final, staging, kept_generative, generative, origins)
+        record = _model_record(source, everything, tasks)
+        if same_weights and not checked and not extra:  # generative results join the model as it is
+            record.update({key: old[key] for key in RUN_FIELDS if key in old})
         if robustness:
             record[ROBUSTNESS] = robustness
+        if generative_entries:
+            record[GENERATIVE] = generative_entries
         MODEL_FORMAT.write(staging / MODEL_RECORD, record)
         _verify_staged(store, source, staging, final, origins, data_source)
         for item in checked:
             _write_task_files(store, item.task, data_source)
+        for item in generative:
+            _write_files(store, generative_task_files(item.task))
         _swap_in(staging, final)
         swapped.append(True)
 
@@ -410,6 +481,9 @@ def _task_entry(item: Checked) -> dict:
         **run_cost(item.runs),
         "published": _now(),
     }
+
+
+RUN_FIELDS = ("spec", "kind", "revision", "dtype", "device", "versions")  # model.json's fields from a run
 
 
 def _model_record(source: Source, items: list, tasks: dict) -> ModelRecord:

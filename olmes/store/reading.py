@@ -10,6 +10,7 @@ from olmes.core.errors import OlmesError
 from olmes.core.records import MODEL_FORMAT, STORE_FORMAT, ModelRecord, StoreRecord
 from olmes.store.blobs import check_host
 from olmes.store.layout import (
+    GENERATIVE,
     MODEL_RECORD,
     ROBUSTNESS,
     SCORES,
@@ -84,6 +85,12 @@ def score_paths(root: str | Path) -> list[Path]:
     """What the tables read: each model's score summaries and its robustness results, if any."""
     models = [model_folder(root, name) for name in model_names(root)]
     return [folder / kind for folder in models for kind in (SCORES, ROBUSTNESS) if (folder / kind).is_dir()]
+
+
+def generative_paths(root: str | Path) -> list[Path]:
+    """Each model's folder of OLMES v0.2 generative results (olmes.store.generative), if any."""
+    models = [model_folder(root, name) for name in model_names(root)]
+    return [folder / GENERATIVE for folder in models if (folder / GENERATIVE).is_dir()]
 
 
 def task_paths(root: str | Path) -> list[Path]:

@@ -10,12 +10,14 @@ from olmes.core.errors import OlmesError
 from olmes.core.tasks import TASKS
 from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX
 from olmes.store.layout import (
+    GENERATIVE,
     LOGPROBS,
     MODELS_FILE,
     ROBUSTNESS,
     SCORES,
     SUMMARY_SUFFIX,
     VARIANTS,
+    generative_tasks,
     model_folder,
     summary_name,
     summary_tasks,
@@ -52,6 +54,17 @@ class Source:
 
     def summary_path(self, task: str) -> Path:
         return self.scores / summary_name(task)
+
+    @property
+    def generative(self) -> Path:
+        """The folder of its OLMES v0.2 generative results (olmes.store.generative): ``generative/`` of
+        a store's model folder, ``generative/<model>/`` of a results folder."""
+        if self.store is not None:
+            return self.scores.parent / GENERATIVE
+        return self.scores.parent.parent / GENERATIVE / self.model
+
+    def generative_tasks(self) -> list[str]:
+        return generative_tasks(self.generative) if self.generative.is_dir() else []
 
     def robustness(self, origin: Path) -> list[RobustnessResult]:
         """Each robustness result of this model in ``origin``: a prompt variant's score summaries
@@ -108,11 +121,12 @@ def _store_models(store: Path) -> tuple[dict[str, ModelInfo], Folders]:
 
 
 def _results_models(origin: Path) -> tuple[dict[str, ModelInfo], Folders]:
-    if not (origin / SCORES).is_dir():
-        raise OlmesError(f"{origin} holds no results (no scores/ folder); give a results folder or a store")
+    folders = [origin / SCORES, origin / GENERATIVE]
+    if not any(folder.is_dir() for folder in folders):
+        raise OlmesError(
+            f"{origin} holds no results (no scores/ or generative/ folder); give a results folder or a store"
+        )
     models_file = origin / MODELS_FILE
     infos = {info.name: info for info in read_models_file(models_file)} if models_file.is_file() else {}
-    found = {
-        p.name: (p, origin / LOGPROBS / p.name) for p in sorted((origin / SCORES).iterdir()) if p.is_dir()
-    }
-    return infos, found
+    names = sorted({p.name for folder in folders if folder.is_dir() for p in folder.iterdir() if p.is_dir()})
+    return infos, {name: (origin / SCORES / name, origin / LOGPROBS / name) for name in names}

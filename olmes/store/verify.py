@@ -28,17 +28,21 @@ import tempfile
 from pathlib import Path
 
 from olmes.core.errors import OlmesError
+from olmes.core.generative import GENERATIVE_TASKS
 from olmes.core.records import read_run_record, read_score_summary
 from olmes.core.tasks import TASKS
 from olmes.scoring.rotations import ROTATIONS_KIND, read_rotation_report
 from olmes.store import claims, provenance
 from olmes.store.canonical import task_files
+from olmes.store.generative import generative_task_files, verify_generative
 from olmes.store.layout import (
+    GENERATIVE,
     MODEL_RECORD,
     REPRODUCTION_RECORD,
     REPRODUCTIONS,
     ROBUSTNESS,
     SCORES,
+    generative_tasks,
     logprob_name,
     model_folder,
     models_folder,
@@ -146,6 +150,7 @@ def _verify_model(
         found.problem(record_path, f"lists task {task} but the model folder has no {summary_name(task)}")
     for result in source.robustness(root):  # a stray summary of no task is left to the layout check
         verify_robustness(found, source, result, logprobs, data_source)
+    verify_generative(found, source.generative, model, record, record_path)
     check_fingerprints(found, folder, record)
     _verify_claims(found, root, model, record, source)
 
@@ -265,6 +270,13 @@ def _verify_task_files(found: Verification, root: Path, data_source: str) -> Non
     )  # a link and what an interrupted write left: verify_layout
     for path in present:
         task = path.name.split(".")[0]
+        if task in GENERATIVE_TASKS and ".gen." in path.name:
+            expected = generative_task_files(task)
+            if path.name not in expected:
+                found.problem(path, "not a file olmes makes for the store")
+            elif path.read_bytes() != expected[path.name]:
+                found.problem(path, "differs from the one this olmes version makes; publish the task again")
+            continue
         if task not in TASKS:
             found.problem(path, f"{task!r} is not a task of this olmes version")
             continue
@@ -278,6 +290,12 @@ def _verify_task_files(found: Verification, root: Path, data_source: str) -> Non
     for task in sorted(used, key=list(TASKS).index):
         for name in sorted(set(task_files(task, data_source)) - names):
             found.problem(folder / name, f"missing; the store has results of {task}")
+    generative = {
+        task for model in found.models for task in generative_tasks(model_folder(root, model) / GENERATIVE)
+    }
+    for task in [task for task in GENERATIVE_TASKS if task in generative]:
+        for name in sorted(set(generative_task_files(task)) - names):
+            found.problem(folder / name, f"missing; the store has generative results of {task}")
 
 
 def _model_tasks(root: Path, model: str) -> list[str]:

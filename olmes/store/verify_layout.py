@@ -15,6 +15,7 @@ from olmes.scoring.rotations import ROTATIONS_KIND, ROTATIONS_SUFFIX
 from olmes.store.blobs import IGNORED_LINE
 from olmes.store.layout import (
     BLOBS,
+    GENERATIVE,
     GITIGNORE,
     LOGPROBS,
     MODEL_RECORD,
@@ -25,9 +26,12 @@ from olmes.store.layout import (
     STORE_RECORD,
     SUMMARY_SUFFIX,
     TASK_FILES,
+    generative_names,
+    generative_tasks,
     logprob_name,
     models_folder,
     run_record_name,
+    stray_generative,
     task_files_folder,
 )
 from olmes.store.lock import LOCK_NAME, describe, is_leftover, is_stale, read_holder, staging_model
@@ -137,6 +141,12 @@ def verify_model_files(found: Verification, folder: Path) -> None:
                     logprobs / logprob_name(task, request_set),
                     logprobs / run_record_name(task, request_set),
                 }
+    generative = folder / GENERATIVE
+    for task in generative_tasks(generative) if generative.is_dir() else []:
+        expected |= {generative / name for name in generative_names(task)}
+    for path in stray_generative(generative) if generative.is_dir() else []:
+        expected.add(path)
+        found.problem(path, "a stray summary: not a generative task of this olmes version; remove it")
     for path in _walk(folder):
         if path.is_symlink() or path.is_dir() or path in expected:
             continue

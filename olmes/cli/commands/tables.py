@@ -41,7 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="the OLMES v0.2 generative tasks' summaries of olmes score-generative (*.generative.json, "
         "each with its *.instances.parquet beside it), or directories to search for them: adds the table "
-        "generative_scores (without it, every file is as before)",
+        "generative_scores (without it, every file is as before; with --store, the store's generative "
+        "results are read without it)",
     )
 
 
@@ -70,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         listed = read_models_file(args.models) if args.models else []
         scores = load_scores(args.scores, listed)
-    generative = None if args.generative is None else load_generative(args.generative, listed)
+    given = args.generative
+    if given is None and args.store is not None:  # a store's generative results come with it
+        given = store.generative_paths(args.store) or None
+    generative = None if given is None else load_generative(given, listed)
     write_text_atomic(args.out / TABLES_MARKER, f"written by olmes {__version__}\n")
     written = build_tables(scores, args.out, args.resamples, args.seed, args.reported, generative)
     models, tasks = len(scores.models), len(scores.tasks)

@@ -11,6 +11,7 @@ is one clear error, never a silent wrong score.
 
 from olmes.core.records.formats import FORMAT_KEY, Format, ParquetFormat
 from olmes.core.records.generative import (
+    GENERATION_INSTANCES_FORMAT,
     GENERATION_REQUESTS_FORMAT,
     GENERATIONS_FORMAT,
     GENERATIVE_INSTANCES_FORMAT,
@@ -123,6 +124,7 @@ JSON_LINES_FORMATS: tuple[JsonLinesFormat, ...] = (
     REQUESTS_FORMAT,
     INSTANCES_FORMAT,
     GENERATION_REQUESTS_FORMAT,
+    GENERATION_INSTANCES_FORMAT,
 )
 
 __all__ = [

@@ -30,6 +30,21 @@ class GenerationRequestRow(TypedDict):
 
 GENERATION_REQUESTS_FORMAT = JsonLinesFormat("olmes.generation-requests", GenerationRequestRow)
 
+
+class GenerationInstanceRow(TypedDict):
+    """One instance of a generative task as readers see it (the store's
+    ``tasks/<task>.gen.instances.jsonl.gz``): a generation request without its prompts, which the store
+    keeps only for the first instances."""
+
+    task: str
+    instance_index: int
+    native_id: str
+    question: str
+    answers: list[list[str]]
+
+
+GENERATION_INSTANCES_FORMAT = JsonLinesFormat("olmes.generation-instances", GenerationInstanceRow)
+
 GENERATION_COLUMNS: tuple[Column, ...] = (
     Column("request_index", "int64", True),  # 0-based line number in the request file
     Column("task", "string", True),

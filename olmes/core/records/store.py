@@ -70,7 +70,7 @@ class StoredTask(TypedDict):
     instances: int
     limit: NotRequired[int | None]  # standard results only
     partial: NotRequired[bool]  # standard results only
-    requests_sha256: NotRequired[dict[str, str]]  # by request set; standard results only
+    requests_sha256: NotRequired[dict[str, str]]  # by request set ("generations" for a generative task)
     hardware: list[str]
     wall_time_s: float
     tokens_forwarded: int
@@ -98,6 +98,7 @@ class ModelRecord(TypedDict):
     tokens_forwarded: int
     tasks: dict[str, StoredTask]
     robustness: NotRequired[dict[str, dict[str, StoredTask]]]  # by variant or "rotations", then task
+    generative: NotRequired[dict[str, StoredTask]]  # OLMES v0.2 generative tasks, by task (not in the totals)
 
 
 class StoreRecord(TypedDict):
