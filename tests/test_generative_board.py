@@ -5,7 +5,9 @@ per task with its prompt and instance browser, text escaped), checked in headles
 
 The generative summaries, their per-instance Parquet and the generation request files are fixtures
 made here (:func:`make_generative`), written through their records' formats; the ten tasks' scores are
-the committed store's (``leaderboard/``).
+the committed store's (``leaderboard/``). A second site reads the generative tasks' files as a store
+keeps them (:func:`write_store_task_files`: the first two requests, and an instances file of question
+and gold answers): its instance browser shows every instance a model has.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from olmes.core.records.generative import (
     GENERATIVE_SCORES_FORMAT,
     write_generative_summary,
 )
-from olmes.core.records.jsonlines import write_records
+from olmes.core.records.jsonlines import records_bytes, write_records
 from olmes.core.records.tables import GENERATIVE_TABLE_FORMAT
 from olmes.core.resources import file_sha256
 from tests.helpers import watched
@@ -87,11 +89,11 @@ def write_task_result(folder: Path, model: str, task: str, *, partial: bool = Fa
     return path
 
 
-def write_generation_requests(folder: Path, task: str) -> Path:
-    """``<folder>/<task>.gen.jsonl``: N requests sharing 2 shots, with untrusted text in a question."""
+def _request_rows(task: str, count: int = N) -> list[dict]:
+    """``count`` generation requests sharing 2 shots, with untrusted text in a question."""
     spec = GENERATIVE_TASKS[task]
     shots = "Question: one?\nAnswer: 1\n\nQuestion: two?\nAnswer: 2\n\n"
-    rows = [
+    return [
         {
             "task": task, "instance_index": k, "native_id": f"{task}-{k}",
             "question": f"<b>question {k}</b> of {task}?",
@@ -100,12 +102,34 @@ def write_generation_requests(folder: Path, task: str) -> Path:
             "answers": [[f"gold {k}"], ["alt", "span"]], "gold_context": "Answer:",
             "gold_continuation": f" gold {k}",
         }
-        for k in range(N)
+        for k in range(count)
     ]  # fmt: skip
+
+
+def write_generation_requests(folder: Path, task: str) -> Path:
+    """``<folder>/<task>.gen.jsonl``: N requests sharing 2 shots, with untrusted text in a question."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{task}.gen.jsonl"
-    write_records(rows, path)
+    write_records(_request_rows(task), path)
     return path
+
+
+STORE_INSTANCES = {task: N + 2 for task in GENERATIVE_TASKS} | {"squad": N - 1}
+"""Instances in the store-shaped instances file, per task: more than the models have, and for SQuAD
+one fewer (its last instance is in no file: the browser lists it, its question marked not available)."""
+
+
+def write_store_task_files(folder: Path, task: str) -> None:
+    """A store's ``tasks/`` files of a generative task (olmes.store.generative.generative_task_files):
+    its first two generation requests and every instance's question and gold answers, gzipped."""
+    rows = _request_rows(task, STORE_INSTANCES[task])
+    folder.mkdir(parents=True, exist_ok=True)
+    write_records(rows[:2], folder / f"{task}.gen.examples.jsonl")
+    listed = [
+        {key: row[key] for key in ("task", "instance_index", "native_id", "question", "answers")}
+        for row in rows
+    ]
+    (folder / f"{task}.gen.instances.jsonl.gz").write_bytes(records_bytes(listed, compress=True))
 
 
 def make_generative(root: Path) -> tuple[Path, Path]:
@@ -132,6 +156,26 @@ def built(tmp_path_factory):
     assert main(["site", "--store", str(STORE), "--tables", str(tables), "--requests", str(requests),
                  "--out", str(site)]) == 0  # fmt: skip
     return {"root": root, "scores": scores, "plain": plain, "tables": tables, "site": site}
+
+
+@pytest.fixture(scope="module")
+def store_site(built):
+    """The site of the same tables, its generative tasks' files as a store keeps them."""
+    tasks = built["root"] / "store-tasks"
+    for task in GENERATIVE_TASKS:
+        write_store_task_files(tasks, task)
+    site = built["root"] / "store-site"
+    assert main(["site", "--store", str(STORE), "--tables", str(built["tables"]), "--requests", str(tasks),
+                 "--out", str(site)]) == 0  # fmt: skip
+    return site
+
+
+def _data(path: Path, call: str) -> list:
+    """The arguments of a browser data script (``OLMES_GEN.<call>(...)``)."""
+    text = path.read_text(encoding="utf-8")
+    prefix = f"window.OLMES_GEN && OLMES_GEN.{call}("
+    assert text.startswith(prefix) and text.endswith(");\n"), text[:80]
+    return json.loads(f"[{text[len(prefix) : -3]}]")
 
 
 def _records(tables: Path) -> dict[str, dict]:
@@ -292,4 +336,69 @@ def test_the_instance_browser_shows_generations_as_text(built, browser):
         assert first == SCRIPT  # shown as text, never run
         assert page.locator("#gen-list script").count() == 0
         assert "<b>question 0</b> of squad?" in page.locator("#gen-list .question").first.text_content()
+        assert not w.errors, w.errors
+
+
+# -- the instance browser of a store ----------------------------------------------------------------
+
+
+def test_store_instances_file_gives_every_instance_a_model_has(store_site):
+    """The store keeps prompts of two instances only; the browser takes the rest's question and gold
+    answers from the instances file, lists only instances a model has, and one no file holds with
+    its question marked as not available."""
+    [drop] = _data(store_site / "tasks" / "drop" / "instances.js", "instances")
+    assert [item["i"] for item in drop] == list(range(N))  # 4 > the 2 examples; not the file's 6
+    for item in drop:
+        k = item["i"]
+        assert item == {"i": k, "id": f"drop-{k}", "q": f"<b>question {k}</b> of drop?",
+                        "a": [f"gold {k}", "alt | span"]}  # fmt: skip
+    [squad] = _data(store_site / "tasks" / "squad" / "instances.js", "instances")
+    assert [item["i"] for item in squad] == list(range(N))
+    assert squad[N - 2]["q"] == f"<b>question {N - 2}</b> of squad?"
+    assert squad[N - 1] == {"i": N - 1, "id": f"squad-{N - 1}", "q": None, "a": []}
+    page = (store_site / "tasks" / "squad.html").read_text(encoding="utf-8")
+    assert f"{N} instances" in page and "1 without a question" in page
+    assert "from <code>squad.gen.examples.jsonl</code>" in page  # the prompt: the examples file
+    drop_page = (store_site / "tasks" / "drop.html").read_text(encoding="utf-8")
+    assert "without a question" not in drop_page
+    for path in [*store_site.rglob("*.html"), *(store_site / "tasks").rglob("*.js")]:
+        assert "<b>question" not in path.read_text(encoding="utf-8"), path
+
+
+def test_store_browser_columns_at_1366(store_site, browser):
+    """Every instance a model has is shown; the generation takes the table's room (wider than the
+    model's column, whose name wraps), its whitespace kept; an instance without a question says so."""
+    with watched(browser, width=1366, height=900) as w:
+        page = w.goto((store_site / "tasks" / "squad.html").as_uri())
+        page.wait_for_function(
+            "document.querySelectorAll('#gen-list .generation').length > 0 && "
+            "!document.querySelector('#gen-list').textContent.includes('loading…')"
+        )
+        articles = page.locator("#gen-list .instance")
+        assert articles.count() == N
+        questions = page.locator("#gen-list .question").all_text_contents()
+        assert questions[N - 2] == f"<b>question {N - 2}</b> of squad?"
+        assert "question not available" in questions[N - 1]
+        assert page.locator("#gen-list .instance").nth(N - 1).locator(".generation").count() >= 1
+        widths = page.evaluate(
+            """() => [...document.querySelectorAll('#gen-list .gen-preds tbody tr')]
+              .filter(row => row.querySelector('td.generation'))
+              .map(row => [row.querySelector('th').getBoundingClientRect().width,
+                           row.querySelector('td.generation').getBoundingClientRect().width,
+                           row.closest('table').getBoundingClientRect().width])"""
+        )
+        assert widths
+        for model, generation, table in widths:
+            assert generation > model and generation > table / 2, (model, generation, table)
+        assert not _overlaps(page, "#gen-list .gen-preds")
+        texts = articles.nth(1).locator(".generation pre").all_text_contents()
+        assert texts and set(texts) == {" answer 1\n"}  # whitespace kept
+        assert (
+            page.evaluate("getComputedStyle(document.querySelector('#gen-list .generation pre')).whiteSpace")
+            == "pre-wrap"
+        )
+        name = page.locator("#gen-list .gen-preds tbody th").first
+        assert page.evaluate("(n) => getComputedStyle(n).whiteSpace", name.element_handle()) == "normal"
+        assert page.locator("#gen-list script").count() == 0
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1366
         assert not w.errors, w.errors

@@ -31,7 +31,13 @@ from olmes.site.browser_files import MANIFEST, DataFiles, previous_data_files
 from olmes.site.downloads import leaderboard_csv, leaderboard_json
 from olmes.site.filters import FILTERS
 from olmes.site.generative import GenerativeSite
-from olmes.site.inputs import load_generation_requests, load_requests, load_site_scores, read_reproduction
+from olmes.site.inputs import (
+    load_generation_instances,
+    load_generation_requests,
+    load_requests,
+    load_site_scores,
+    read_reproduction,
+)
 from olmes.site.nav_views import SiteInputs
 from olmes.site.pages import SiteData, task_facts
 from olmes.site.predictions import BrowserData
@@ -132,7 +138,13 @@ def _build_into(
     requests, instances = load_requests(request_paths)
     data = SiteData(scores, tables, requests, instances)
     pages = {model.name: model.page for model in data.models}
-    generative = GenerativeSite(tables, load_generation_requests(request_paths), pages, generative_paths)
+    generative = GenerativeSite(
+        tables,
+        load_generation_requests(request_paths),
+        pages,
+        generative_paths,
+        load_generation_instances(request_paths),
+    )
     inputs = SiteInputs(data, reproduction, data_files, BrowserData(data), generative)
     pages = site_pages(inputs)
     frame = {

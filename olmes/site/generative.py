@@ -8,9 +8,11 @@ The numbers are the tables' ``generative_scores`` (``olmes tables --generative``
 The instance browser reads the per-instance Parquet beside each summary the tables were built from:
 ``index.json`` records those summaries (``generative_inputs``: the path as given to ``olmes tables``,
 its SHA-256), the site reads them there (or where ``olmes site --generative`` says), checks both
-hashes, and writes a script file per task (its instances, from the task's generation request file)
-and per model x task (its generations), loaded when a reader picks the model (browsers refuse
-``fetch`` on ``file://``). Dataset text and generations reach the page through ``textContent`` only.
+hashes, and writes a script file per task (every instance a model has, its question and gold answers
+from the task's instances file or generation request file) and per model x task (its generations),
+loaded when a reader picks the model (browsers refuse ``fetch`` on ``file://``). An instance neither
+file holds is still listed, its question marked as not available. Dataset text and generations reach
+the page through ``textContent`` only.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from olmes.core.records.generative import (
 )
 from olmes.core.records.tables import GenerativeRow, GenerativeScoresTable
 from olmes.core.resources import file_sha256
-from olmes.site.inputs import GenerationRequests, TableSet
+from olmes.site.inputs import GenerationInstances, GenerationRequests, TableSet
 from olmes.site.writer import SiteWriter
 from olmes.tables.generative import GENERATIVE_KEY, METRIC_LABELS, load_generative
 
@@ -111,7 +113,7 @@ class GenerativeResult:
 
 class GenerativeSite:
     """The generative tasks' inputs of the site: the tables' ``generative_scores`` (None without it),
-    the summaries it was built from and the tasks' generation request files."""
+    the summaries it was built from, the tasks' generation request files and instances files."""
 
     def __init__(
         self,
@@ -119,9 +121,11 @@ class GenerativeSite:
         requests: dict[str, GenerationRequests],
         model_pages: dict[str, str],
         paths: list[str | Path] | None = None,
+        instances: dict[str, GenerationInstances] | None = None,
     ):
         self.table: GenerativeScoresTable | None = tables.get(GENERATIVE_KEY)  # type: ignore[assignment]
         self.requests, self.model_pages = requests, model_pages
+        self.instances = instances or {}
         self.records: list[GenerativeRow] = self.table["records"] if self.table else []
         self.tasks = [task for task in GENERATIVE_TASKS if any(row["tasks"][task] for row in self.records)]
         self.results = _results(tables, paths) if self.table else {}
@@ -200,7 +204,8 @@ class GenerativeTaskView(TypedDict):
     facts: GenerativeFacts
     score_rows: list[GenerativeScoreRow]
     prompt: GenerativePrompt | None
-    n_instances: int
+    n_instances: int  # instances a model has
+    n_without_text: int  # of them, those whose question neither the instances nor the request file holds
     browser: dict[str, Any]  # the generative browser's setup, as JSON
 
 
@@ -238,12 +243,32 @@ def _float(value) -> float | None:
     return None if value is None or value != value else round(float(value), 4)
 
 
+def _instance_texts(site: GenerativeSite, task: str) -> dict[int, dict[str, Any]]:
+    """Each instance's native id, question and gold answers by instance index, from the task's
+    instances file and its generation request file (the request file where both hold one)."""
+    texts: dict[int, dict[str, Any]] = {}
+    sources: list[GenerationInstances | GenerationRequests] = []
+    if task in site.instances:
+        sources.append(site.instances[task])
+    if task in site.requests:
+        sources.append(site.requests[task])
+    for source in sources:
+        for item in source.rows:
+            texts[item["instance_index"]] = {
+                "id": item["native_id"],
+                "q": item["question"],
+                "a": [_answer_text(answer) for answer in item["answers"]],
+            }
+    return texts
+
+
 def task_page(site: GenerativeSite, out: SiteWriter, task: str) -> GenerativeTaskView:
     """The generative task's page: its facts, scores, prompt, and its browser's data files."""
     import pyarrow.parquet as pq
 
     requests = site.requests.get(task)
     models, rows = [], []
+    generated: dict[int, str] = {}  # every instance a model has: its native id there
     for position, row in enumerate(site.records):
         cell = row["tasks"][task]
         if cell is None:
@@ -254,7 +279,8 @@ def task_page(site: GenerativeSite, out: SiteWriter, task: str) -> GenerativeTas
         if result is None:
             continue
         frame = pq.read_table(
-            result.instances, columns=["instance_index", "generation", "exact_match", "f1", "extracted"]
+            result.instances,
+            columns=["instance_index", "native_id", "generation", "exact_match", "f1", "extracted"],
         ).to_pylist()
         data = {
             str(item["instance_index"]): [
@@ -265,26 +291,19 @@ def task_page(site: GenerativeSite, out: SiteWriter, task: str) -> GenerativeTas
             ]
             for item in frame
         }
+        for item in frame:
+            generated.setdefault(item["instance_index"], item["native_id"])
         file = f"tasks/{task}/generations-{position}.js"
         out.file(file, script_data("model", row["model"], data))
         models.append(
             {"name": row["model"], "display_name": row["display_name"], "file": file.split("/", 1)[1],
              "score": cell["score"], "partial": cell["partial"]}
         )  # fmt: skip
-    if requests is not None:
-        instances = [
-            {"i": item["instance_index"], "id": item["native_id"], "q": item["question"],
-             "a": [_answer_text(answer) for answer in item["answers"]]}
-            for item in requests.rows
-        ]  # fmt: skip
-    else:  # no request file: the instances the models scored, without their text
-        indices = set()
-        for (_, of_task), result in site.results.items():
-            if of_task == task:
-                indices |= set(
-                    pq.read_table(result.instances, columns=["instance_index"]).column(0).to_pylist()
-                )
-        instances = [{"i": index, "id": "", "q": None, "a": []} for index in sorted(indices)]
+    texts = _instance_texts(site, task)
+    instances = [
+        {"i": index, **texts[index]} if index in texts else {"i": index, "id": native_id, "q": None, "a": []}
+        for index, native_id in sorted(generated.items())
+    ]  # an instance no file holds: its generations, the question marked as not available
     out.file(f"tasks/{task}/instances.js", script_data("instances", instances))
     ranked = sorted(models, key=lambda model: (model["partial"], -model["score"]))
     browser = {
@@ -294,13 +313,14 @@ def task_page(site: GenerativeSite, out: SiteWriter, task: str) -> GenerativeTas
         "picked": [model["name"] for model in ranked if not model["partial"]][:DEFAULT_PICKS]
         or [model["name"] for model in ranked][:DEFAULT_PICKS],
         "has_f1": GENERATIVE_TASKS[task].primary_metric == "f1",
-        "has_text": requests is not None,
+        "has_text": bool(texts),
     }
     return {
         "facts": generative_facts(task),
         "score_rows": rows,
         "prompt": generative_prompt(requests),
         "n_instances": len(instances),
+        "n_without_text": sum(item["q"] is None for item in instances),
         "browser": browser,
     }
 

@@ -10,6 +10,10 @@
 - Instance files (``olmes requests --instances``) give the instance browser each instance's
   question, choices and gold, as the task's template states them (nothing is parsed back out of
   a prompt).
+- A generative task's generation request file (``<task>.gen.jsonl`` in a results folder, its first
+  instances' ``<task>.gen.examples.jsonl`` in a store) gives its page's exact prompt; its instances
+  file (the store's ``<task>.gen.instances.jsonl.gz``: question and gold answers of every instance)
+  and the request file give its instance browser the questions and answers.
 """
 
 from __future__ import annotations
@@ -39,7 +43,12 @@ from olmes.core.records import (
     TablesIndex,
     iter_records,
 )
-from olmes.core.records.generative import GENERATION_REQUESTS_FORMAT, GenerationRequestRow
+from olmes.core.records.generative import (
+    GENERATION_INSTANCES_FORMAT,
+    GENERATION_REQUESTS_FORMAT,
+    GenerationInstanceRow,
+    GenerationRequestRow,
+)
 from olmes.core.records.tables import GENERATIVE_TABLE_FORMAT
 from olmes.core.resources import file_sha256
 from olmes.tables.build import OPTIONAL_TABLE_KEYS, TABLE_KEYS, robustness_inputs
@@ -202,11 +211,26 @@ def _is_instance_file(path: Path) -> bool:
     return path.name.removesuffix(".gz").endswith(".instances.jsonl")
 
 
-def is_generation_requests_file(path: Path) -> bool:
-    """A generation request file of an OLMES v0.2 generative task: ``<task>.gen.jsonl`` (a results
-    folder) or ``<task>.gen.<anything>.jsonl`` (a store's), optionally gzipped."""
+GENERATION_INSTANCES_NAME = ".gen.instances.jsonl"
+"""How a generative task's instances file ends (before ``.gz``): the store's
+``tasks/<task>.gen.instances.jsonl.gz`` (olmes.store.layout.GENERATION_INSTANCES_SUFFIX)."""
+
+
+def is_generative_file(path: Path) -> bool:
+    """A file of an OLMES v0.2 generative task: ``<task>.gen.jsonl`` (a results folder's requests) or
+    ``<task>.gen.<anything>.jsonl`` (a store's examples and instances), optionally gzipped."""
     name = path.name.removesuffix(".gz")
     return name.endswith(".jsonl") and ".gen." in name
+
+
+def is_generation_instances_file(path: Path) -> bool:
+    """A generative task's instances file (question and gold answers, no prompt)."""
+    return path.name.removesuffix(".gz").endswith(GENERATION_INSTANCES_NAME)
+
+
+def is_generation_requests_file(path: Path) -> bool:
+    """A generation request file of an OLMES v0.2 generative task (its instances file is not one)."""
+    return is_generative_file(path) and not is_generation_instances_file(path)
 
 
 @dataclass
@@ -234,6 +258,34 @@ def load_generation_requests(paths: list[str | Path]) -> dict[str, GenerationReq
             raise OlmesError(f"{path}: mixes generative tasks {task} and {mixed}")
         if task not in found or len(rows) > len(found[task].rows):
             found[task] = GenerationRequests(task, path, rows)
+    return found
+
+
+@dataclass
+class GenerationInstances:
+    """One generative task's instances file: its rows in file order."""
+
+    task: str
+    path: Path
+    rows: list[GenerationInstanceRow]
+
+
+def load_generation_instances(paths: list[str | Path]) -> dict[str, GenerationInstances]:
+    """The generative instances files among ``paths`` (files, or folders searched), by task; of two
+    files for one task the one with more rows wins."""
+    found: dict[str, GenerationInstances] = {}
+    for path in expand_request_paths(paths):
+        if not is_generation_instances_file(path):
+            continue
+        rows = [row for _, row in iter_records(path, GENERATION_INSTANCES_FORMAT)]
+        if not rows:
+            continue
+        task = rows[0]["task"]
+        mixed = next((row["task"] for row in rows if row["task"] != task), None)
+        if mixed is not None:
+            raise OlmesError(f"{path}: mixes generative tasks {task} and {mixed}")
+        if task not in found or len(rows) > len(found[task].rows):
+            found[task] = GenerationInstances(task, path, rows)
     return found
 
 
@@ -297,8 +349,8 @@ def load_requests(
     requests: dict[tuple[str, str], TaskRequests] = {}
     instances: dict[str, TaskInstances] = {}
     for path in expand_request_paths(paths):
-        if is_generation_requests_file(path):
-            continue  # load_generation_requests
+        if is_generative_file(path):
+            continue  # load_generation_requests, load_generation_instances
         if _is_instance_file(path):
             found = read_instances_file(path)
             if found is not None and len(found.rows) > len(getattr(instances.get(found.task), "rows", ())):

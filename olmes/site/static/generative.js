@@ -74,36 +74,54 @@
     var node = el("article", "instance");
     var head = el("p", "muted small", "instance " + item.i + (item.id ? " · id " + item.id : ""));
     node.appendChild(head);
-    node.appendChild(el("p", "question", item.q === null ? "(no generation request file given: question not shown)" : item.q));
+    if (item.q === null) {
+      node.appendChild(el("p", "question muted", "question not available (neither the task's instances file nor its generation request file holds this instance)"));
+    } else {
+      node.appendChild(el("p", "question", item.q));
+    }
     var gold = el("p", "gold-answers");
     gold.appendChild(el("span", "choice-label", "Gold: "));
+    if (item.q === null && !item.a.length) { gold.appendChild(el("span", "muted", "not available")); }
     item.a.forEach(function (answer, k) {
       if (k) { gold.appendChild(document.createTextNode(" · ")); }
       gold.appendChild(el("code", "cont", answer));
     });
     node.appendChild(gold);
+    // columns: model (fixed, its name wraps), generation (the rest), EM, F1 or the extracted answer
     var table = el("table", "preds gen-preds");
+    var cols = el("colgroup");
+    ["gen-col-model", "gen-col-text", "gen-col-num", setup.has_f1 ? "gen-col-num" : "gen-col-extracted"].forEach(function (cls) {
+      cols.appendChild(el("col", cls));
+    });
+    table.appendChild(cols);
     var head2 = el("tr");
-    ["Model", "Generation", "EM"].concat(setup.has_f1 ? ["F1"] : ["Extracted"]).forEach(function (label) {
-      head2.appendChild(el("th", null, label));
+    ["Model", "Generation", "EM", setup.has_f1 ? "F1" : "Extracted"].forEach(function (label, k) {
+      var th = el("th", k === 1 ? "gen-head-text" : null, label);
+      th.setAttribute("scope", "col");
+      head2.appendChild(th);
     });
     var thead = el("thead"); thead.appendChild(head2); table.appendChild(thead);
     var body = el("tbody");
     models.forEach(function (model) {
       var tr = el("tr");
-      var th = el("th", null, model.display_name); th.setAttribute("scope", "row"); th.title = model.display_name;
+      var th = el("th", "gen-model", model.display_name); th.setAttribute("scope", "row"); th.title = model.display_name;
       tr.appendChild(th);
       var data = generations[model.name];
       var row = data ? data[String(item.i)] : undefined;
-      if (!data) {
-        tr.appendChild(el("td", "muted", "loading…"));
-      } else if (!row) {
-        tr.appendChild(el("td", "muted", "not generated"));
+      if (!data || !row) {
+        var note = el("td", "muted gen-note", data ? "not generated" : "loading…");
+        note.colSpan = 3;
+        tr.appendChild(note);
       } else {
-        tr.appendChild(el("td", "generation", row[0]));
-        var em = el("td", row[1] ? "ok" : "bad", pct(row[1]));
-        tr.appendChild(em);
-        tr.appendChild(el("td", null, setup.has_f1 ? pct(row[2]) : (row[3] === null ? "—" : row[3])));
+        var cell = el("td", "generation");
+        if (row[0] === "") {
+          cell.appendChild(el("span", "muted", "(empty generation)"));
+        } else {
+          cell.appendChild(el("pre", "gen-text", row[0]));  // whitespace kept and visible, as in the prompt
+        }
+        tr.appendChild(cell);
+        tr.appendChild(el("td", row[1] ? "ok" : "bad", pct(row[1])));
+        tr.appendChild(el("td", setup.has_f1 ? null : "extracted", setup.has_f1 ? pct(row[2]) : (row[3] === null ? "—" : row[3])));
       }
       body.appendChild(tr);
     });
