@@ -4,10 +4,12 @@ whether the two generate the same tokens.
 
     python benchmarks/generation_engine.py                      # SmolLM2-135M, 32 DROP + 32 CoQA prompts
     python benchmarks/generation_engine.py --limit 8 --batch-size 8 --device cuda
+    python benchmarks/generation_engine.py --limit 8 --batch-size 8 --tasks drop,gsm8k
 
 The prompts are the first ``--limit`` requests of the reference request dumps of AI2's implementation
-(``olmes.core.bundle.read_dump``): DROP 5-shot (the few-shot block shared by every prompt) and CoQA
-(the turns of a story share the story and the earlier turns). ``model.generate`` gets left-padded
+(``olmes.core.bundle.read_dump``): DROP 5-shot (the few-shot block shared by every prompt), CoQA
+(the turns of a story share the story and the earlier turns) and GSM8K 8-shot (``--tasks gsm8k``: up
+to 512 tokens a row, the long decode). ``model.generate`` gets left-padded
 batches of the same prompts (the same BOS and left cut as the engine), one task per batch (its stop
 strings), ``do_sample=False``, ``max_new_tokens`` = the budget and ``stop_strings``; its tokens are
 compared with the engine's up to the engine's stop.
@@ -25,7 +27,7 @@ from olmes.core.bundle import read_dump
 from olmes.logprobs.generation import GenerationRequest, cut_at_stop, encode_prompts, generate
 from olmes.logprobs.models import load
 
-DUMPS = (("drop", "bpb_5shot"), ("coqa", "bpb_0shot"))
+DUMPS = {"drop": "bpb_5shot", "coqa": "bpb_0shot", "gsm8k": "gold_bpb_5shot"}
 
 
 def requests_of(task: str, variant: str, limit: int) -> list[GenerationRequest]:
@@ -76,14 +78,19 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=32, help="prompts per task")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--tasks", default="drop,coqa", help=f"comma-separated, of {', '.join(DUMPS)}")
     args = parser.parse_args()
     lm = load(args.model, device=args.device)
     generate(lm, requests_of("drop", "bpb_5shot", 2), batch_size=2)  # warm up torch, not timed
     header = f"{'task':<6} {'n':>3} {'prompt tok':>10} {'saved':>8} {'gen tok':>7} {'engine tok/s':>12} "
-    header += f"{'generate tok/s':>14} {'speed-up':>8} {'same tokens':>11} {'same text':>9}"
+    header += (
+        f"{'engine s':>8} {'generate tok/s':>14} {'generate s':>10} {'speed-up':>8} {'same tokens':>11} "
+    )
+    header += f"{'same text':>9}"
     print(f"model {args.model} on {lm.device} ({lm.scoring_path} path), batch size {args.batch_size}")
     print(header)
-    for task, variant in DUMPS:
+    for task in args.tasks.split(","):
+        variant = DUMPS[task]
         requests = requests_of(task, variant, args.limit)
         run = generate(lm, requests, batch_size=args.batch_size)
         order = sorted(range(len(requests)), key=lambda i: len(requests[i].context))  # generate's batches
@@ -99,7 +106,8 @@ def main() -> None:
         useful = run.generated_tokens  # the same tokens for both: what the requests keep
         print(
             f"{task:<6} {len(requests):>3} {run.prompt_tokens:>10,} {run.shared_prefix_tokens_saved:>8,} "
-            f"{useful:>7,} {useful / run.elapsed_s:>12.1f} {useful / took:>14.1f} "
+            f"{useful:>7,} {useful / run.elapsed_s:>12.1f} {run.elapsed_s:>8.1f} "
+            f"{useful / took:>14.1f} {took:>10.1f} "
             f"{took / run.elapsed_s:>7.2f}x {same_tokens:>5}/{len(requests):<5} "
             f"{same_text:>4}/{len(requests)}"
         )

@@ -320,3 +320,67 @@ def test_generate_file_caches_resumes_and_scores_the_gold(models, tmp_path):
     again = generate_file(lm, rows, requests, tmp_path / "again.parquet", cache, batch_size=2)
     assert 0 < again["generation"]["from_cache"] < 6
     assert pd.read_parquet(tmp_path / "again.parquet").equals(table)
+
+
+def _record_forwards(lm, monkeypatch):
+    """Patch the model's forward to record each call's rows, query length and KV buffer (layer 0)."""
+    forward, calls = lm.model.forward, []
+
+    def recording(*args, **kwargs):
+        output = forward(*args, **kwargs)
+        layer = kwargs["cache"].layers[0]
+        buffer = getattr(layer, "key_buffer", None)
+        calls.append(
+            {
+                "rows": kwargs["input_ids"].shape[0],
+                "queries": kwargs["input_ids"].shape[1],
+                "cache": id(kwargs["cache"]),
+                "buffer": None if buffer is None else (buffer.data_ptr(), tuple(buffer.shape)),
+                "view": layer.keys.data_ptr() if buffer is not None else None,
+            }
+        )
+        return output
+
+    monkeypatch.setattr(lm.model, "forward", recording)
+    return calls
+
+
+def test_the_kv_buffer_is_written_in_place(models, monkeypatch):
+    """One buffer per layer allocated at the batch's final size (prefix + padded remainders + the
+    budget's steps) before the prefill; every decoding step writes into it: the same storage and shape
+    at every step, the keys handed to attention a view of it; one model call per generated token."""
+    lm = models("llama")
+    budget = 9
+    requests = [GenerationRequest(SHOTS + q, (), budget) for q in QUESTIONS[:4]]
+    calls = _record_forwards(lm, monkeypatch)
+    run = generate(lm, requests, batch_size=4)
+    monkeypatch.undo()
+    assert run.generations == [expected(lm, r) for r in requests]
+    assert all(g.num_tokens == budget for g in run.generations)  # no row stops early: no compaction
+    prefix, prefill, *steps = calls
+    assert prefix["rows"] == 1 and prefill["rows"] == 4 and prefill["queries"] > 1
+    assert len(steps) == budget - 1 and run.model_calls == len(calls) == budget + 1
+    prompts = encode_prompts(lm.tokenizer, requests, lm.bos_token_id)
+    common = generation._common_length(prompts)
+    width = max(len(p) for p in prompts) - common
+    storage, shape = prefill["buffer"]
+    assert shape[0] == 4 and shape[2] == common + width + budget - 1  # final size, allocated once
+    for step in steps:
+        assert step["rows"] == 4 and step["queries"] == 1 and step["cache"] == prefill["cache"]
+        assert step["buffer"] == (storage, shape) and step["view"] == storage
+
+
+def test_rows_finishing_at_different_steps_equal_alone(models, monkeypatch):
+    """Budgets 1..13 in one batch: finished rows stay in the buffer (fed, ignored) until at most half are
+    left, then the buffer is compacted to the rows left; every row still equals its prompt alone."""
+    lm = models("llama")
+    budgets = [1, 2, 3, 5, 8, 13]
+    requests = [GenerationRequest(SHOTS + q, (), b) for q, b in zip(QUESTIONS, budgets, strict=True)]
+    calls = _record_forwards(lm, monkeypatch)
+    run = generate(lm, requests, batch_size=6)
+    monkeypatch.undo()
+    assert run.generations == [expected(lm, r) for r in requests]
+    assert [g.num_tokens for g in run.generations] == budgets
+    assert [c["rows"] for c in calls] == [1, 6] + [6, 6, 3, 3, 3, 3, 3, 1, 1, 1, 1, 1]  # 12 steps
+    stopped = mid_token_stops(lm, [GenerationRequest(SHOTS + q, (), 12) for q in QUESTIONS])
+    assert_engine_matches(lm, stopped, batch_size=6)  # rows ending on stop sequences, mid-batch

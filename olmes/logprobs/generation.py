@@ -20,8 +20,11 @@ batch 1, and kept: the next batch reuses the part its own common prefix shares w
 block is computed once per task, a CoQA story once for its turns). Each row's remainder is prefilled on
 top of that prefix, the remainders left-padded so that the rows end in the same column, with an explicit
 additive attention mask (padding masked out) and explicit position ids (each token at its own position
-in its own prompt); then all rows decode together, one token per step, finished rows dropped from the
-batch. Each token thus attends to exactly its own prompt's tokens and its own generated tokens, at
+in its own prompt); then all rows decode together, one token per step. The keys/values of a batch
+live in one buffer per layer allocated at its final size (prefix + padded remainders + the budget),
+the prefix copied in once, each step's column written in place; a finished row stays in it (its output
+ignored) until at most half the rows are left, then the buffer is compacted once. Each token thus
+attends to exactly its own prompt's tokens and its own generated tokens, at
 their own positions, as when its prompt is generated alone: exact up to float rounding.
 
 That argument holds only where attention depends on the keys through the mask and the position ids
@@ -197,6 +200,88 @@ def _cache_of(keys: list[torch.Tensor], values: list[torch.Tensor], rows: int):
     return cache
 
 
+class _BufferLayer:
+    """One layer's keys/values in tensors allocated once at ``capacity`` columns: ``update`` writes the
+    new columns in place and returns the filled part (a view, no copy)."""
+
+    is_sliding = False
+    is_compileable = False
+    is_croppable = False
+    supports_early_init = False
+
+    def __init__(self, rows: int, capacity: int):
+        self.rows, self.capacity, self.length = rows, capacity, 0
+        self.key_buffer: torch.Tensor | None = None
+        self.value_buffer: torch.Tensor | None = None
+        self.keys: torch.Tensor | None = None
+        self.values: torch.Tensor | None = None
+        self.is_initialized = False
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
+        if self.key_buffer is None:
+            shape = (self.rows, key_states.shape[1], self.capacity)
+            self.key_buffer = key_states.new_empty((*shape, key_states.shape[3]))
+            self.value_buffer = value_states.new_empty((*shape, value_states.shape[3]))
+            self.is_initialized = True
+        end = self.length + key_states.shape[2]
+        if end > self.capacity:
+            raise RuntimeError(f"KV buffer overflow: {end} columns > {self.capacity}")
+        self.key_buffer[:, :, self.length : end].copy_(key_states)  # a batch-1 prefix broadcasts
+        self.value_buffer[:, :, self.length : end].copy_(value_states)
+        self.length = end
+        self._views()
+        return self.keys, self.values
+
+    def _views(self) -> None:
+        self.keys = self.key_buffer[:, :, : self.length]
+        self.values = self.value_buffer[:, :, : self.length]
+
+    def select(self, index: torch.Tensor) -> None:
+        """Keep the rows ``index`` (a copy into smaller buffers)."""
+        if self.key_buffer is not None:
+            self.key_buffer = self.key_buffer.index_select(0, index)
+            self.value_buffer = self.value_buffer.index_select(0, index)
+            self.rows = len(index)
+            self._views()
+
+    def get_seq_length(self) -> int:
+        return self.length
+
+    def get_mask_sizes(self, query_length: int) -> tuple[int, int]:
+        return self.length + query_length, 0
+
+    def get_max_length(self) -> int:
+        return self.capacity
+
+
+def _kv_buffer(rows: int, capacity: int, keys: list[torch.Tensor], values: list[torch.Tensor]):
+    """A transformers cache of :class:`_BufferLayer` layers, ``rows`` x ``capacity`` columns, the
+    batch-1 prefix ``keys``/``values`` copied into every row's first columns."""
+    from transformers import Cache
+
+    class _KVBuffer(Cache):
+        def update(self, key_states, value_states, layer_idx, *args, **kwargs):
+            while len(self.layers) <= layer_idx:
+                self.layers.append(_BufferLayer(rows, capacity))
+            return self.layers[layer_idx].update(key_states, value_states)
+
+        def get_seq_length(self, layer_idx: int = 0) -> int:
+            return self.layers[layer_idx].length if layer_idx < len(self.layers) else 0
+
+        def get_mask_sizes(self, query_length: int, layer_idx: int) -> tuple[int, int]:
+            return self.get_seq_length(layer_idx) + query_length, 0
+
+        def select(self, index: torch.Tensor) -> None:
+            for layer in self.layers:
+                layer.select(index)
+
+    cache = _KVBuffer(layers=[])
+    for layer, (k, v) in enumerate(zip(keys, values, strict=True)):
+        if k.shape[2]:
+            cache.update(k, v, layer)
+    return cache
+
+
 class _Prefix:
     """The keys/values of the current shared prefix (batch 1, every layer), kept across batches."""
 
@@ -268,7 +353,13 @@ def _batch_end(prompts: Sequence[np.ndarray], order: list[int], start: int, size
 
 
 def _generate_batch(lm, prefix: _Prefix, prompts, requests, window, kwargs, run: GenerationRun):
-    """Generate one batch of prompts (tree path). Returns the batch's generations in its order."""
+    """Generate one batch of prompts (tree path). Returns the batch's generations in its order.
+
+    The keys/values live in one buffer per layer allocated at the batch's final size (prefix + padded
+    remainders + the budget's decoding steps): the prefix is copied in once, each forward writes its
+    new columns in place. A finished row stays in the buffer (its token fed again, its position kept,
+    its output ignored) until at most half the rows are left; then the buffer is compacted to the rows
+    left, once per halving, not once per finished row."""
     device, rows = lm.device, len(prompts)
     common = min(_common_length(prompts), min(len(p) for p in prompts) - 1)  # each row keeps a token
     forwarded = prefix.extend_to(lm, prompts[0][:common], window, kwargs)
@@ -276,24 +367,36 @@ def _generate_batch(lm, prefix: _Prefix, prompts, requests, window, kwargs, run:
     past = common
     rest = [p[common:] for p in prompts]
     width = max(len(r) for r in rest)
+    steps = max(r.max_gen_toks for r in requests) - 1  # decoding forwards at most: the last token is not fed
+    capacity = past + width + steps
     ids = np.zeros((rows, width), dtype=np.int64)
-    valid = np.zeros((rows, width), dtype=bool)
-    positions = np.full((rows, width), past, dtype=np.int64)
+    valid = np.zeros((rows, capacity), dtype=bool)
+    positions = np.zeros((rows, capacity), dtype=np.int64)
+    positions[:, :past] = np.arange(past)
+    valid[:, :past] = True
     for row, tokens in enumerate(rest):
+        end = past + width
         ids[row, width - len(tokens) :] = tokens
-        valid[row, width - len(tokens) :] = True
-        positions[row, width - len(tokens) :] = np.arange(past, past + len(tokens))
-    qpos = torch.from_numpy(positions).to(device)
-    kpos = torch.cat([torch.arange(past, device=device).expand(rows, -1), qpos], dim=1)
-    kvalid = torch.cat(
-        [torch.ones((rows, past), dtype=torch.bool, device=device), torch.from_numpy(valid).to(device)], dim=1
-    )
-    cache = _cache_of(prefix.keys, prefix.values, rows)
+        valid[row, end - len(tokens) : end] = True
+        positions[row, past : end - len(tokens)] = past
+        positions[row, end - len(tokens) : end] = np.arange(past, past + len(tokens))
+        last = len(prompts[row]) + max(requests[row].max_gen_toks - 2, 0)  # its last token fed
+        positions[row, end:] = np.minimum(len(prompts[row]) + np.arange(steps), last)  # then kept
+    valid[:, past + width :] = True
+    kpos, kvalid = torch.from_numpy(positions).to(device), torch.from_numpy(valid).to(device)
+    cache = _kv_buffer(rows, capacity, prefix.keys, prefix.values)
+    length = past + width
+    qpos = kpos[:, past:length]
     output = lm.model(
         input_ids=torch.from_numpy(ids).to(device),
         position_ids=qpos,
         attention_mask=_mask(
-            window, kpos, kvalid, qpos, torch.arange(past, past + width, device=device), lm.dtype
+            window,
+            kpos[:, :length],
+            kvalid[:, :length],
+            qpos,
+            torch.arange(past, length, device=device),
+            lm.dtype,
         ),
         cache=cache,
         use_cache=True,
@@ -301,35 +404,41 @@ def _generate_batch(lm, prefix: _Prefix, prompts, requests, window, kwargs, run:
     )
     calls = 1
     state = _Rows(lm, requests)
-    active = np.arange(rows)
-    next_pos = torch.tensor([len(p) for p in prompts], device=device)
+    members = np.arange(rows)  # the request row of each buffer row
+    alive = np.ones(rows, dtype=bool)  # buffer rows still generating
     logits = output.logits[:, -1]
+    chosen = torch.zeros(rows, dtype=torch.int64, device=device)
     while True:
-        chosen = logits.argmax(dim=-1).tolist()
-        keep = [i for i, token in enumerate(chosen) if not state.add(int(active[i]), int(token))]
-        if not keep:
+        picked = logits.argmax(dim=-1)
+        chosen = torch.where(torch.from_numpy(alive).to(device), picked, chosen)
+        for i, token in enumerate(picked.tolist()):
+            if alive[i] and state.add(int(members[i]), int(token)):
+                alive[i] = False
+        if not alive.any():
             break
-        if len(keep) < len(active):
-            index = torch.tensor(keep, device=device)
-            for layer in cache.layers:
-                layer.keys, layer.values = layer.keys[index], layer.values[index]
-            kpos, kvalid, next_pos = kpos[index], kvalid[index], next_pos[index]
-            active = active[keep]
-            chosen = [chosen[i] for i in keep]
-        qpos = next_pos[:, None]
-        kpos = torch.cat([kpos, qpos], dim=1)
-        kvalid = torch.cat([kvalid, torch.ones_like(qpos, dtype=torch.bool)], dim=1)
-        column = torch.tensor([kpos.shape[1] - 1], device=device)
+        if alive.sum() * 2 <= len(alive):  # compact: copy the rows left, once per halving
+            index = torch.from_numpy(np.flatnonzero(alive)).to(device)
+            cache.select(index)
+            kpos, kvalid, chosen = kpos[index], kvalid[index], chosen[index]
+            members, alive = members[alive], alive[alive]
+        qpos = kpos[:, length : length + 1]
+        length += 1
         output = lm.model(
-            input_ids=torch.tensor(chosen, device=device)[:, None],
+            input_ids=chosen[:, None],
             position_ids=qpos,
-            attention_mask=_mask(window, kpos, kvalid, qpos, column, lm.dtype),
+            attention_mask=_mask(
+                window,
+                kpos[:, :length],
+                kvalid[:, :length],
+                qpos,
+                torch.tensor([length - 1], device=device),
+                lm.dtype,
+            ),  # fmt: skip
             cache=cache,
             use_cache=True,
             **kwargs,
         )
         calls += 1
-        next_pos = next_pos + 1
         logits = output.logits[:, -1]
     run.prefill_tokens_forwarded += sum(len(r) for r in rest)
     run.padding_tokens += rows * width - sum(len(r) for r in rest)
