@@ -167,3 +167,38 @@ def test_tables_and_site_of_the_store_show_the_generative_tasks(store, tmp_path)
     assert code == 0, out
     page = (tmp_path / "site" / "tasks" / "drop.html").read_text()
     assert "tiny test LM" in page and "OLMES v0.2" in page
+
+
+def test_reproduction_compares_generations_and_reports_them(store, tmp_path):
+    """olmes reproduce's generative part: the store's generations against ones made again (here a copy
+    with one generation changed), each differing instance named; the lines and the site show them;
+    a reproduction record never holds them (verify could not recompute them from its files)."""
+    from olmes.core.records import REPRODUCTION_FORMAT
+    from olmes.store.generative import compare_generations
+    from olmes.store.reproduction_lines import summary_lines
+    from tests.helpers import reproduction_report
+
+    stored = store / "models" / "tiny" / "generative" / "drop.generations.parquet"
+    assert compare_generations("drop", 3, stored, stored)["differing"] == []
+    table = pq.read_table(stored)
+    texts = table.column("generation").to_pylist()
+    texts[1] += " and more"
+    again = tmp_path / "again.parquet"
+    changed = table.set_column(table.schema.get_field_index("generation"), "generation", pa.array(texts))
+    pq.write_table(changed.replace_schema_metadata(table.schema.metadata), again)
+    compared = compare_generations("drop", 2, again, stored)
+    assert compared == {"task": "drop", "instances": 2, "identical": 1, "differing": [1], "max_abs_delta": 0.0}
+    report = {**reproduction_report([]), "model": "tiny", "generative": [compared]}
+    REPRODUCTION_FORMAT.stamped(report)  # a valid report
+    lines = summary_lines(report)
+    assert "drop               2 generations (OLMES v0.2)  1/2 identical (differ: instances 1)" in lines[-2]
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(report))
+    code, out = olmes("tables", "--store", str(store), "--out", str(tmp_path / "tables"))
+    assert code == 0, out
+    code, out = olmes("site", "--store", str(store), "--tables", str(tmp_path / "tables"), "--reproduction",
+                      str(path), "--out", str(tmp_path / "site"))  # fmt: skip
+    assert code == 0, out
+    page = (tmp_path / "site" / "reproduction.html").read_text()
+    assert "OLMES v0.2 generative tasks: the first instances generated again here" in page
+    assert '<strong class="bad">1/2</strong>' in page

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 from olmes import __version__
 from olmes.core.errors import OlmesError
 from olmes.core.generative import get_generative_task
-from olmes.core.records import read_run_record, records_bytes
+from olmes.core.records import ReproducedGeneration, read_run_record, records_bytes, write_records
 from olmes.core.records.generative import (
     GENERATIVE_INSTANCE_COLUMNS,
     GENERATIVE_SCORES_FORMAT,
@@ -52,6 +52,7 @@ from olmes.store.layout import (
     GENERATIVE,
     generative_names,
     generative_tasks,
+    model_folder,
     task_files_folder,
 )
 from olmes.store.naming import shown_name
@@ -243,3 +244,46 @@ def _entry_problems(task: str, entry: dict | None, checked: CheckedGenerative) -
             f"{where}: published {entry.get('published')!r} is not a UTC time (YYYY-MM-DDTHH:MM:SSZ)"
         )
     return found
+
+
+# -- a store model's first instances generated again (olmes reproduce) -----------------------------------
+
+
+def reproduce_generations(
+    store: Path, model: str, task: str, first: int, loaded, workdir: Path, cache_root: Path
+) -> ReproducedGeneration:
+    """Generate the first ``first`` instances of ``task`` again with the loaded model (never from the
+    cache) and compare them with the store's generations."""
+    from olmes.logprobs.generation_runner import generate_file
+
+    rows = list(canonical_generation_requests(task, first))
+    requests_path = workdir / GENERATIVE / f"{task}.gen.jsonl"
+    write_records(rows, requests_path)
+    mine = workdir / GENERATIVE / generative_names(task)[2]
+    generate_file(loaded, rows, requests_path, mine, cache_root, use_cache=False)
+    theirs = model_folder(store, model) / GENERATIVE / generative_names(task)[2]
+    return compare_generations(task, first, mine, theirs)
+
+
+def compare_generations(task: str, first: int, mine: Path, theirs: Path) -> ReproducedGeneration:
+    """The first ``first`` generations of two generations files compared: text character for
+    character, and the gold answers' log-probs."""
+    here = read_generations(mine).slice(0, first).to_pydict()
+    there = read_generations(theirs).slice(0, first).to_pydict()
+    if here["instance_index"] != there["instance_index"]:
+        raise OlmesError(f"{theirs}: its first {first} instances are not those generated again here")
+    differing = [
+        index
+        for index, ours, stored in zip(
+            here["instance_index"], here["generation"], there["generation"], strict=True
+        )
+        if ours != stored
+    ]
+    deltas = [abs(a - b) for a, b in zip(here["gold_sum_logprob"], there["gold_sum_logprob"], strict=True)]
+    return {
+        "task": task,
+        "instances": len(here["instance_index"]),
+        "identical": len(here["instance_index"]) - len(differing),
+        "differing": differing,
+        "max_abs_delta": max(deltas, default=0.0),
+    }

@@ -30,6 +30,7 @@ from olmes.logprobs.options import DTYPE_NAMES, HUB_ID
 from olmes.logprobs.runner import hardware, score_file
 from olmes.logprobs.spec import parse_model_spec
 from olmes.store.canonical import canonical_requests
+from olmes.store.generative import reproduce_generations
 from olmes.store.layout import (
     LOGPROBS,
     REPRODUCTION_RECORD,
@@ -53,13 +54,16 @@ def reproduce(
     weights: str | None = None,
     dtype: str | None = None,
     device: str | None = None,
+    generative_limit: int = 0,
 ) -> ReproductionReport:
     """Recompute ``model``'s first ``limit`` instances of every published task; return the report.
 
     ``weights`` is where this machine has the model when the store's spec does not say (a local folder
     is recorded by its name only, olmes/store/portable.py); they must be the store's weights (the same
     content hash, the run records' revision). ``dtype`` and ``device`` default to the store's dtype and
-    this machine's device (benchmarks/gpu_check.py compares other precisions)."""
+    this machine's device (benchmarks/gpu_check.py compares other precisions). The first
+    ``generative_limit`` instances of each generative task (OLMES v0.2) are generated again and
+    compared with the store's generations (:func:`olmes.store.generative.compare_generations`)."""
     started = time.perf_counter()
     record = read_model_record(store, model)
     stored = record["dtype"] if record["dtype"] in DTYPE_NAMES else None  # an import may not record it
@@ -84,7 +88,13 @@ def reproduce(
             theirs[request_set] = store_subset(store, model, task, request_set, first, workdir)
         tasks.append(compare_task(task, first, mine, theirs))
     summed = totals(tasks)
-    return {
+    generative = [
+        reproduce_generations(store, model, task, min(generative_limit, entry["limit"] or generative_limit),
+                              loaded, workdir, cache_root)
+        for task, entry in record.get("generative", {}).items()
+        if generative_limit
+    ]  # fmt: skip
+    report = {
         "format": REPRODUCTION_FORMAT.tag,
         "model": model,
         "spec": record["spec"],
@@ -108,6 +118,9 @@ def reproduce(
         "identity": model_identity(plan.resolved, plan.dtype),
         "store_files": {task["task"]: store_sha256(store, model, task["task"]) for task in tasks},
     }
+    if generative:
+        report["generative"] = generative
+    return report
 
 
 WEIGHT_FILES = (".safetensors", ".bin", ".gguf")  # the files of a hub repository that are weights
@@ -157,7 +170,9 @@ def record_reproduction(store: Path, report: ReproductionReport, workdir: Path) 
                 for request_set in report["store_files"][task["task"]]:
                     name = logprob_name(task["task"], request_set)
                     shutil.copyfile(workdir / LOGPROBS / name, staging / name)
-            REPRODUCTION_FORMAT.write(staging / REPRODUCTION_RECORD, report)
+            # a record holds what verify can recompute from the files it keeps: the ten tasks' log-probs
+            recorded = {key: value for key, value in report.items() if key != "generative"}
+            REPRODUCTION_FORMAT.write(staging / REPRODUCTION_RECORD, recorded)
             old = final.parent / f".{model}.old-{staging.name.rsplit('-', 1)[-1]}"
             if final.exists():
                 os.rename(final, old)

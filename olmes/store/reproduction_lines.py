@@ -26,6 +26,14 @@ def summary_lines(report: ReproductionReport, display_name: str | None = None) -
                 f"by {flip['margin_here']:.1e} here, {flip['there']} by {flip['margin_there']:.1e} in the "
                 f"store; bound {flip['bound']:.1e})"
             )
+    for task in report.get("generative", []):
+        listed = ", ".join(map(str, task["differing"]))
+        differing = f" (differ: instances {listed})" if listed else ""
+        lines.append(
+            f"  {task['task']:<14} {task['instances']:>5} generations (OLMES v0.2)"
+            f"  {task['identical']}/{task['instances']} identical{differing}"
+            f"  max |delta gold logprob| {task['max_abs_delta']:.2e}"
+        )
     lines.append(
         f"  {report['verdict']}: {report['identical']}/{report['decisions']} decisions identical"
         + (f", {report['ties_within_error']} ties within float error" if report["ties_within_error"] else "")

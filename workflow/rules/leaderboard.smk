@@ -32,6 +32,7 @@ rule reproduce:
         f"{RESULTS}/reproduction/{{model}}.json",
     params:
         limit=config["reproduce"],
+        generative=config.get("reproduce_generative") or 0,
         store=lambda wildcards: STORE,
         workdir=lambda wildcards, output: os.path.splitext(output[0])[0],
         weights=weights_option,
@@ -42,6 +43,7 @@ rule reproduce:
         f"{RESULTS}/logs/reproduction/{{model}}.log",
     shell:
         "olmes reproduce {wildcards.model:q} --store {params.store:q} --limit {params.limit}"
+        " --generative-limit {params.generative}"
         " --workdir {params.workdir:q} {params.weights} --threads {threads} --output {output:q} 2> {log:q}"
 
 

@@ -22,6 +22,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--limit", type=positive_int, default=10, help="instances per task to recompute (default 10)"
     )
     parser.add_argument(
+        "--generative-limit",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also generate the first N instances of each OLMES v0.2 generative task again and compare "
+        "the generations with the store's (default 0: none); reported, not recorded",
+    )
+    parser.add_argument(
         "--workdir", type=Path, required=True, help="folder for the recomputed requests and log-probs"
     )
     parser.add_argument("--output", type=Path, required=True, help="the comparison report (JSON) to write")
@@ -80,7 +88,15 @@ def run(args: argparse.Namespace) -> int:
             named = shown_name(args.model, record["display_name"])
             print(f"olmes: reproduce: {named} not reproduced here: {problem}", file=sys.stderr)
             return 0
-    report = reproduce(args.store, args.model, args.limit, args.workdir, cache_dir(), args.weights)
+    report = reproduce(
+        args.store,
+        args.model,
+        args.limit,
+        args.workdir,
+        cache_dir(),
+        args.weights,
+        generative_limit=args.generative_limit,
+    )
     REPRODUCTION_FORMAT.write(args.output, report)
     display_name = read_model_record(args.store, args.model)["display_name"]
     print("\n".join(summary_lines(report, display_name)), file=sys.stderr)

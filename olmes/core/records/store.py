@@ -35,6 +35,17 @@ class ReproducedTask(TypedDict):
     flips: list[Flip]
 
 
+class ReproducedGeneration(TypedDict):
+    """One OLMES v0.2 generative task of a reproduction: its first instances generated again here,
+    compared with the store's generations and the gold answers' log-probs."""
+
+    task: str
+    instances: int
+    identical: int  # generations equal to the store's, character for character
+    differing: list[int]  # the instance indices whose generation differs
+    max_abs_delta: float  # max |delta| of the gold answers' log-probs (bits per byte)
+
+
 class ReproductionReport(TypedDict):
     """``results/reproduction/<model>.json`` (``olmes reproduce``): a store model scored again here;
     with ``--record``, also ``<store>/reproductions/<model>/reproduction.json``."""
@@ -57,6 +68,7 @@ class ReproductionReport(TypedDict):
     unexplained_flips: int
     verdict: Literal["reproduced", "reproduced within float error", "DIFFERS"]
     tasks: list[ReproducedTask]
+    generative: NotRequired[list[ReproducedGeneration]]  # reported by olmes reproduce, never recorded
     # a reproduction record in a store (olmes reproduce --record; olmes.store.provenance) has these too
     date: NotRequired[str]  # UTC, when it was recomputed
     olmes_commit: NotRequired[str]  # the olmes code that recomputed it (git commit, or the version)
