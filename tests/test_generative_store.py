@@ -187,7 +187,8 @@ def test_reproduction_compares_generations_and_reports_them(store, tmp_path):
     changed = table.set_column(table.schema.get_field_index("generation"), "generation", pa.array(texts))
     pq.write_table(changed.replace_schema_metadata(table.schema.metadata), again)
     compared = compare_generations("drop", 2, again, stored)
-    assert compared == {"task": "drop", "instances": 2, "identical": 1, "differing": [1], "max_abs_delta": 0.0}
+    expected = {"task": "drop", "instances": 2, "identical": 1, "differing": [1], "max_abs_delta": 0.0}
+    assert compared == expected
     report = {**reproduction_report([]), "model": "tiny", "generative": [compared]}
     REPRODUCTION_FORMAT.stamped(report)  # a valid report
     lines = summary_lines(report)
