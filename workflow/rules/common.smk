@@ -175,8 +175,8 @@ def generative_summaries():
 
 
 def generative_option(wildcards, input):
-    """--generative with the summaries' folder for the tables and the site, when there are any."""
-    return f"--generative {shlex.quote(f'{RESULTS}/generative')}" if input.generative else ""
+    """--generative with the generative summaries for the tables, when there are any."""
+    return f"--generative {shlex.join(input.generative)}" if input.generative else ""
 
 
 def standard_scores():

@@ -8,6 +8,7 @@ rule publish:
     input:
         scores=standard_scores(),
         robustness=robustness_results(),
+        generative=generative_summaries(),
         models=rules.models_file.output,
     output:
         f"{RESULTS}/published.txt",

@@ -9,6 +9,8 @@ rule site:
         scores=standard_scores(),
         robustness=robustness_results(),
         requests=all_request_files(),
+        generative=generative_summaries(),
+        generation_requests=expand(rules.generation_requests.output, gtask=GENERATIVE_KEYS),
         instances=expand(rules.instances.output, task=TASK_KEYS),
     output:
         PREVIEW_INDEX,

@@ -18,15 +18,17 @@ rule tables:
     input:
         scores=standard_scores(),
         robustness=robustness_results(),
+        generative=generative_summaries(),
         models=rules.models_file.output,
     output:
         TABLES_DONE,
     params:
         out=lambda wildcards, output: os.path.dirname(output[0]),
+        generative=generative_option,
     conda:
         "../envs/olmes.yaml"
     log:
         f"{RESULTS}/logs/tables.log",
     shell:
-        "olmes tables --scores {input.scores:q} {input.robustness:q} --models {input.models:q} --out {params.out:q}"
-        " 2> {log:q}"
+        "olmes tables --scores {input.scores:q} {input.robustness:q} --models {input.models:q} {params.generative}"
+        " --out {params.out:q} 2> {log:q}"
