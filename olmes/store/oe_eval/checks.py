@@ -12,7 +12,7 @@ from olmes.core.records import RequestRow
 from olmes.core.tasks import Task
 from olmes.requests.build import request_sets, task_instances
 from olmes.store.canonical import canonical_requests
-from olmes.store.oe_eval.files import TaskRun, read_run
+from olmes.store.oe_eval.files import GenerativeRun, TaskRun, read_run
 from olmes.store.oe_eval.model import check_one_model
 
 
@@ -45,13 +45,21 @@ class ImportedTask:
 
 def check_run(folder: Path, data_source: str = "bundle") -> list[ImportedTask]:
     """The run's OLMES tasks, each checked against the standard's instances and requests; the first
-    difference is one error line."""
+    difference is one error line. (Its generative tasks: :func:`check_runs`.)"""
+    return check_runs(folder, data_source)[0]
+
+
+def check_runs(folder: Path, data_source: str = "bundle") -> tuple[list[ImportedTask], list[GenerativeRun]]:
+    """The run's multiple-choice tasks, checked (:func:`check_run`), and its OLMES v0.2 generative
+    tasks' runs as read (:mod:`olmes.store.oe_eval.generative` checks those)."""
     runs = read_run(folder)
     check_one_model(folder, runs)
     grouped: dict[str, dict[Formulation, list[TaskRun]]] = {}
     for run in runs:
-        grouped.setdefault(run.task.key, {}).setdefault(run.formulation, []).append(run)
-    return [_check_task(parts, data_source) for parts in grouped.values()]
+        if isinstance(run, TaskRun):
+            grouped.setdefault(run.task.key, {}).setdefault(run.formulation, []).append(run)
+    generative = [run for run in runs if isinstance(run, GenerativeRun)]
+    return [_check_task(parts, data_source) for parts in grouped.values()], generative
 
 
 def _check_task(parts: dict[Formulation, list[TaskRun]], data_source: str) -> ImportedTask:

@@ -6,8 +6,10 @@ Per task and formulation (its ``rc`` and ``mc`` runs; MMLU per subject) the file
 instance's decisions), then ``metrics-all.jsonl`` and ``metrics.json`` with its task groups:
 ``<task>::olmes`` is the better of the mc and rc primary scores ("mc_or_rc"), ``mmlu:rc::olmes`` and
 ``mmlu:mc::olmes`` the macro-average over subjects. A reader of oe-eval's outputs reads ours;
-``olmes import oe-eval`` reads them back to the same scores. Every metrics file says it was written
-by olmes (``olmes_export``), so an import never takes it for a run of AI2's implementation.
+``olmes import oe-eval`` reads them back to the same scores. The OLMES v0.2 generative tasks go out
+as oe-eval's generation tasks (``drop::olmes``: :mod:`olmes.store.oe_eval.generative`). Every metrics
+file says it was written by olmes (``olmes_export``), so an import never takes it for a run of AI2's
+implementation.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from olmes.store.oe_eval.files import (
     metric_methods,
     task_file,
 )
+from olmes.store.oe_eval.generative import export_generative
 from olmes.store.sources import sources
 
 SUFFIXES = {
@@ -58,15 +61,20 @@ def export_model(
     named = source_name(source)
     entries: list[dict] = []
     chosen = [task for task in source.tasks() if tasks is None or task in tasks]
+    generative = [task for task in source.generative_tasks() if tasks is None or task in tasks]
     for task in tasks or []:
-        if task not in source.tasks():
+        if task not in source.tasks() and task not in source.generative_tasks():
             raise OlmesError(
-                f"{origin} has no {task} results of {named}; it has: {', '.join(source.tasks())}"
+                f"{origin} has no {task} results of {named}; it has: "
+                f"{', '.join(source.tasks() + source.generative_tasks())}"
             )
     with atomic_dir(output, "export") as folder:
         for task_key in chosen:
             summary = read_score_summary(source.summary_path(task_key))
             entries += _export_task(folder, len(entries), source, summary, data_source)
+        for task_key in generative:  # OLMES v0.2: one generation task each (olmes.store.oe_eval.generative)
+            run = _generations_run(source, task_key)
+            entries.append(export_generative(folder, len(entries), source, task_key, _model_config(run)))
         if not entries:
             raise OlmesError(f"{origin} has no standard results of {named} to export")
         groups = _groups(entries)
@@ -74,6 +82,15 @@ def export_model(
         write_records(everything, folder / "metrics-all.jsonl")
         write_json_atomic(folder / "metrics.json", _beaker_summary(everything))
     return [f"{named}: {len(entries)} task files and {len(groups)} task groups written to {output}"]
+
+
+def _generations_run(source, task_key: str) -> dict:
+    """The run record of a generative task's generations (the model it names), else nothing."""
+    from olmes.core.records.generative import read_generative_summary
+    from olmes.store.layout import generative_names
+
+    summary = read_generative_summary(source.generative / generative_names(task_key)[0])
+    return summary["inputs"]["generations"]["run"] or {}
 
 
 def _export_task(folder: Path, start: int, source, summary: dict, data_source: str) -> list[dict]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from olmes.core.bounded_json import parse_json
 from olmes.core.errors import OlmesError
+from olmes.core.generative import GENERATIVE_TASKS, GenerativeTask
 from olmes.core.methods import CF, MCF, MCF_METHOD, Formulation, cf_method
 from olmes.core.resources import file_sha256
 from olmes.core.tasks import TASKS, Task
@@ -51,6 +52,9 @@ def alias(task: Task, formulation: Formulation, subject: str | None) -> str:
 
 
 _PARTS = {name: (task, subject) for task in TASKS.values() for name, subject in task.oe_eval_names.items()}
+GENERATIVE_ALIASES = {task.oe_eval_alias: task for task in GENERATIVE_TASKS.values()}
+"""The OLMES v0.2 generative tasks by the alias of their OLMES config (``drop::olmes``): a run of one
+is a generation task (docs/oe-eval.md, Generative tasks)."""
 
 
 @dataclass
@@ -80,8 +84,29 @@ class TaskRun:
         return {path.name: file_sha256(path) for path in self.paths.values()}
 
 
-def read_run(folder: Path) -> list[TaskRun]:
-    """Every OLMES task of a run folder, in the run's order; any other task is named and refused."""
+@dataclass
+class GenerativeRun:
+    """One OLMES v0.2 generative task of a run folder (``drop::olmes``): its three files, read."""
+
+    index: int
+    alias: str
+    task: GenerativeTask
+    metrics: dict[str, Any]
+    requests: list[dict[str, Any]]
+    predictions: list[dict[str, Any]]
+    paths: dict[str, Path]
+
+    @property
+    def implementation(self) -> str:
+        return EXPORTED if EXPORT_MARK in self.metrics else IMPLEMENTATION
+
+    def files_sha256(self) -> dict[str, str]:
+        return {path.name: file_sha256(path) for path in self.paths.values()}
+
+
+def read_run(folder: Path) -> list[TaskRun | GenerativeRun]:
+    """Every OLMES task of a run folder (the ten tasks' rc and mc runs, MMLU per subject, and the
+    OLMES v0.2 generative tasks), in the run's order; any other task is named and refused."""
     if not folder.is_dir():
         raise OlmesError(f"{folder} is not a folder; give the output folder of an oe-eval run")
     found = sorted(
@@ -103,13 +128,15 @@ def read_run(folder: Path) -> list[TaskRun]:
     return runs
 
 
-def _task_run(index: int, metrics_path: Path) -> TaskRun:
+def _task_run(index: int, metrics_path: Path) -> TaskRun | GenerativeRun:
     metrics = _json(metrics_path)
-    config = metrics.get("task_config")
-    if not isinstance(metrics, dict) or not isinstance(config, dict):
+    config = metrics.get("task_config") if isinstance(metrics, dict) else None
+    if not isinstance(config, dict):
         raise OlmesError(f"{metrics_path}: no task_config; not a metrics file of oe-eval")
     name = (config.get("metadata") or {}).get("alias") or metrics.get("task_name") or ""
-    task, subject, formulation = _olmes_task(name, metrics_path)
+    generative = GENERATIVE_ALIASES.get(name)
+    if generative is None:
+        task, subject, formulation = _olmes_task(name, metrics_path)
     stem = metrics_path.name.removesuffix("metrics.json")
     paths = {kind: metrics_path.with_name(stem + kind) for kind in FILE_KINDS}
     for kind, path in paths.items():
@@ -118,6 +145,8 @@ def _task_run(index: int, metrics_path: Path) -> TaskRun:
             raise OlmesError(f"{path} is missing: olmes needs the {kind} of each task{hint}")
     requests = _requests(paths["requests.jsonl"])
     predictions = [row for _, row in _one_line_each(paths["predictions.jsonl"], ("doc_id",), "prediction")]
+    if generative is not None:
+        return GenerativeRun(index, name, generative, metrics, requests, predictions, paths)
     return TaskRun(index, name, task, subject, formulation, metrics, requests, predictions, paths)
 
 
@@ -164,7 +193,9 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def model_configs(folder: Path, runs: list[TaskRun]) -> list[tuple[str, dict[str, Any]]]:
+def model_configs(
+    folder: Path, runs: list[TaskRun] | list[TaskRun | GenerativeRun]
+) -> list[tuple[str, dict[str, Any]]]:
     """Every ``model_config`` of a run folder, with the file (and line) it is in: each task's metrics
     file and, where the run has them, its ``metrics.json`` and each line of ``metrics-all.jsonl``."""
     found = [(run.paths["metrics.json"].name, run.metrics.get("model_config")) for run in runs]
@@ -188,7 +219,8 @@ def _olmes_task(name: str, path: Path) -> tuple[Task, str | None, Formulation]:
         return task, subject, FORMULATIONS[formulation]
     raise OlmesError(
         f"{path}: task {name!r} is not a run of an OLMES task (<task>:rc::olmes or <task>:mc::olmes of "
-        f"{', '.join(TASKS)}, MMLU per subject); olmes imports only those"
+        f"{', '.join(TASKS)}, MMLU per subject; or an OLMES v0.2 generative task: "
+        f"{', '.join(GENERATIVE_ALIASES)}); olmes imports only those"
     )
 
 

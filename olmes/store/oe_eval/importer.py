@@ -7,6 +7,8 @@ counts are recounted here with the model's tokenizer as the engine counts them (
 ``num_tokens`` is not trusted: docs/oe-eval.md), and olmes's own scoring scores them. The run's
 configuration, its reported metrics and how they compare with ours go into each run record
 (``imported``), so ``olmes publish`` and ``olmes verify`` treat the result like any other.
+An OLMES v0.2 generative task of the run (``drop::olmes``) is checked against olmes's generation
+requests and its generations scored by olmes (:mod:`~olmes.store.oe_eval.generative`).
 
 Ambiguity is refused, never resolved by a guess: two lines for one request or one instance, a
 prediction of another instance than its doc_id's requests, files that name different models, a run
@@ -30,8 +32,9 @@ from olmes.core.bounded_json import parse_json
 from olmes.core.records import write_records
 from olmes.store.canonical import canonical_requests
 from olmes.store.layout import LOGPROBS, MODELS_FILE, REQUESTS, logprob_name, requests_name
-from olmes.store.oe_eval.checks import ImportedTask, check_run, run_request_sets
+from olmes.store.oe_eval.checks import ImportedTask, check_runs, run_request_sets
 from olmes.store.oe_eval.comparison import score_and_compare
+from olmes.store.oe_eval.generative import check_generative_run, import_generative
 from olmes.store.oe_eval.logprob_values import logprob_results
 from olmes.store.oe_eval.model import (
     ImportModel,
@@ -51,8 +54,9 @@ def import_run(folder: Path, target: ImportTarget) -> list[str]:
     from olmes.logprobs.identity import model_identity
     from olmes.logprobs.models import DTYPES, load_tokenizer
 
-    checked = check_run(folder, target.data_source)
-    first = next(iter(checked[0].parts.values()))[0].metrics
+    checked, generative_runs = check_runs(folder, target.data_source)
+    generative = [check_generative_run(run) for run in generative_runs]  # all checked before a model loads
+    first = (next(iter(checked[0].parts.values()))[0] if checked else generative_runs[0]).metrics
     spec = target.spec or their_model(first)
     resolved, tokenizer, bos = load_tokenizer(spec)
     dtype = their_dtype(first.get("model_config") or {})
@@ -63,12 +67,15 @@ def import_run(folder: Path, target: ImportTarget) -> list[str]:
     display_name = target.display_name or qualified_name(target.model, model.identity)
     target = replace(target, display_name=display_name)  # its lines name the model as the tables will
     lines = []
-    with staged_import(target.output, target.model, {item.task.key for item in checked}) as staging:
+    tasks = {item.task.key for item in checked} | {item.task.key for item in generative}
+    with staged_import(target.output, target.model, tasks) as staging:
         # read under the import's lock, after an interrupted import's models file has been moved in
         models_file = _models_file_with(target.output / MODELS_FILE, target.model, display_name)
         write_json_atomic(staging / MODELS_FILE, models_file)
         for item in checked:
             lines += _import_task(item, target, model, staging)
+        for generation in generative:
+            lines += import_generative(generation, target, model, staging)
     return lines
 
 

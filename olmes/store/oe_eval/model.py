@@ -12,7 +12,7 @@ from typing import Any
 from olmes.core.errors import OlmesError
 from olmes.core.records import ModelIdentity
 from olmes.logprobs.options import HUB_ID
-from olmes.store.oe_eval.files import MODEL_FIELDS, TaskRun, model_configs
+from olmes.store.oe_eval.files import MODEL_FIELDS, GenerativeRun, TaskRun, model_configs
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ def _same_named(first, second) -> bool:
     return first == second
 
 
-def check_one_model(folder: Path, runs: list[TaskRun]) -> None:
+def check_one_model(folder: Path, runs: list[TaskRun | GenerativeRun]) -> None:
     """Every file of the run names one model (model and model_path, as :class:`_ModelName` compares
     them): files of two runs, of two models, are never imported as one."""
     configs = model_configs(folder, runs)

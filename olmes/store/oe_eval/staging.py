@@ -12,12 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from olmes.core.errors import OlmesError
-from olmes.store.layout import LOGPROBS, MODELS_FILE, REQUESTS, SCORES
+from olmes.store.layout import GENERATIVE, LOGPROBS, MODELS_FILE, REQUESTS, SCORES
 from olmes.store.naming import shown_name
 
-MODEL_PARTS = (REQUESTS, LOGPROBS, SCORES)
+MODEL_PARTS = (REQUESTS, LOGPROBS, GENERATIVE, SCORES)
 """A model's folders in a results folder, in the order a swap moves them in; they move out in the
-reverse order. The score summaries, which make a model x task a result, are out first and in last."""
+reverse order. The score summaries, which make a model x task a result, are out first and in last
+(a generative task's summary is in its own folder, ``generative/<model>/``, which moves whole)."""
 _PREFIX = ".import."  # .import.<model>.building-XXXX (being built), .import.<model>.swap (being swapped in)
 _BUILDING, _SWAP, _OLD = ".building-", ".swap", "old"
 
@@ -48,7 +49,8 @@ def staged_import(output: Path, model: str, tasks: set[str]) -> Iterator[Path]:
             staging = Path(tempfile.mkdtemp(dir=output, prefix=f"{_PREFIX}{model}{_BUILDING}"))
             try:
                 for part in MODEL_PARTS:
-                    _link_other_tasks(output / part / model, staging / part / model, tasks)
+                    if part != GENERATIVE or (output / part / model).is_dir():  # made when one is imported
+                        _link_other_tasks(output / part / model, staging / part / model, tasks)
                 try:
                     yield staging
                 except OlmesError as error:  # a staged file is named as the output's it would be
