@@ -21,7 +21,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--from", dest="origin", type=Path, default=Path("leaderboard"),
         help="a results store or a workflow results folder (default: leaderboard)",
     )  # fmt: skip
-    parser.add_argument("--tasks", nargs="+", help="export only these tasks (default: every task scored)")
+    parser.add_argument(
+        "--tasks", nargs="+",
+        help="export only these tasks, OLMES v0.2 generative ones (drop, gsm8k, ...) included "
+        "(default: every task scored)",
+    )  # fmt: skip
     parser.add_argument("--output", type=Path, required=True, help="the folder to write (replaced whole)")
     parser.add_argument(
         "--source", choices=SOURCES, default="bundle", help="the data the canonical requests are made from"

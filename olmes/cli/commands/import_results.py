@@ -12,7 +12,10 @@ from olmes.requests.data import SOURCES
 from olmes.store.oe_eval import FORMATS, format_help
 
 NAME = "import"
-HELP = "import a run of AI2's OLMES implementation (oe-eval): checked request by request, scored by olmes"
+HELP = (
+    "import a run of AI2's OLMES implementation (oe-eval), its OLMES v0.2 generative tasks included: "
+    "checked request by request, scored by olmes"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--source", choices=SOURCES, default="bundle",
-        help="the data the canonical requests are made from, to check the run's requests against",
+        help="the data the canonical requests are made from, to check the run's requests against (the "
+        "generative tasks' generation requests are always the bundle's)",
     )  # fmt: skip
 
 
