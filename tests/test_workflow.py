@@ -55,10 +55,13 @@ def _olmes(*args: str) -> None:
     assert done.returncode == 0, done.stderr
 
 
+GENERATIVE = ["naturalqs_open"]  # an OLMES v0.2 generative task: short prompts, quick with a tiny model
+
+
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory, tiny_models) -> Path:
     workdir = tmp_path_factory.mktemp("workflow")
-    write_workflow_config(workdir, {"Tiny": tiny_models["Tiny"]})
+    write_workflow_config(workdir, {"Tiny": tiny_models["Tiny"]}, generative_tasks=GENERATIVE)
     done = _snakemake(workdir, "--cores", "2", "evaluate")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return workdir
@@ -95,6 +98,16 @@ def test_outputs_exist(finished_run: Path) -> None:
     log = (results / "logs" / "logprobs" / "Tiny.log").read_text()
     assert log.count("olmes: loaded ") <= 1, log
     assert log.count(" requests (") == LOGPROB_FILES + ROBUSTNESS_LOGPROB_FILES, log
+    # the generative task: requests, generations, summary; its table and task page
+    assert len((results / "requests" / "naturalqs_open.gen.jsonl").read_text().splitlines()) == WORKFLOW_LIMIT
+    summary = json.loads((results / "generative" / "Tiny" / "naturalqs_open.generative.json").read_text())
+    assert (
+        summary["n_instances"] == WORKFLOW_LIMIT and summary["partial"] and summary["version"] == "OLMES v0.2"
+    )
+    assert (results / "generative" / "Tiny" / "naturalqs_open.generations.parquet.run.json").is_file()
+    generative = json.loads((results / "tables" / "generative_scores.json").read_text())
+    assert [row["model"] for row in generative["records"]] == ["Tiny"]
+    assert "Tiny" in (results / "site" / "tasks" / "naturalqs_open.html").read_text()
 
 
 def test_outputs_agree_with_commands_run_by_hand(finished_run: Path, tiny_models, tmp_path) -> None:
@@ -137,10 +150,12 @@ def test_second_run_has_nothing_to_do(finished_run: Path) -> None:
 def test_adding_a_model_runs_only_that_models_jobs(finished_run: Path, tiny_models, tmp_path) -> None:
     workdir = tmp_path / "added"
     subprocess.run(["cp", "-a", f"{finished_run}/.", str(workdir)], check=True)
-    write_workflow_config(workdir, tiny_models)
+    write_workflow_config(workdir, tiny_models, generative_tasks=GENERATIVE)
     done = _snakemake(workdir, "evaluate", "--cores", "2", "-n", "--quiet", "rules")
     counts = _job_counts(done.stdout + done.stderr)
     assert counts.get("logprobs") == 1  # one job makes all of a model's log-prob files
+    assert counts.get("generate") == 1 and counts.get("score_generative") == 1
+    assert "generation_requests" not in counts
     assert counts.get("predict") == sum(len(methods) for methods in METHODS.values()) + len(
         METHODS["arc_challenge"]
     )
@@ -158,11 +173,19 @@ def test_publish_then_the_leaderboard_with_its_reproduction(
     done = _snakemake(workdir, "--cores", "2", "publish")
     assert done.returncode != 0
     assert "is partial" in (workdir / "results" / "logs" / "publish.log").read_text()
-    write_workflow_config(workdir, {"Tiny": tiny_models["Tiny"]}, publish={"partial": True, "replace": False})
+    write_workflow_config(
+        workdir,
+        {"Tiny": tiny_models["Tiny"]},
+        publish={"partial": True, "replace": False},
+        generative_tasks=GENERATIVE,
+        reproduce_generative=2,
+    )
     done = _snakemake(workdir, "--cores", "2", "publish")
     assert done.returncode == 0, done.stderr[-3000:]
     published = (workdir / "results" / "published.txt").read_text()
-    assert "Tiny: 2 task(s) (2 partial), 2 robustness result(s)" in published
+    assert (
+        "Tiny: 2 task(s) (2 partial), 2 robustness result(s), 1 generative task(s) (1 partial)" in published
+    )
     done = _snakemake(workdir, "--cores", "2")
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((workdir / "results" / "reproduction" / "Tiny.json").read_text())
@@ -170,6 +193,9 @@ def test_publish_then_the_leaderboard_with_its_reproduction(
     assert [task["instances"] for task in report["tasks"]] == [WORKFLOW_LIMIT] * len(WORKFLOW_TASKS)
     assert report["identical"] == report["decisions"] > 0 and report["beyond_tolerance"] == 0
     assert report["verdict"] == "reproduced" and report["max_share_of_tolerance"] <= 1
+    (generated,) = report["generative"]  # the generative task's first 2 instances generated again
+    assert generated["task"] == "naturalqs_open" and generated["instances"] == 2
+    assert generated["identical"] == 2 and generated["differing"] == [] and generated["max_abs_delta"] < 1e-4
     assert "reproduced: " in done.stdout + done.stderr and "decisions identical" in done.stdout + done.stderr
     site = workdir / "site"
     assert "decisions identical" in (site / "index.html").read_text()
