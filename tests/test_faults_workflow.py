@@ -72,12 +72,12 @@ def rule_locality(tmp_path_factory) -> dict[str, bool]:
     return json.loads(line.removeprefix("LOCALITY "))
 
 
-# -- case 15: only the log-prob jobs are cluster jobs ------------------------------------------------
+# -- case 15: only the model jobs (log-probs, generations) are cluster jobs --------------------------
 
 
-def test_every_rule_but_logprobs_is_a_local_rule(rule_locality) -> None:
+def test_every_rule_but_the_model_jobs_is_a_local_rule(rule_locality) -> None:
     assert {"logprobs", "rotations", "requests", "leaderboard_site"} <= set(rule_locality)  # read them all
-    assert [name for name, local in rule_locality.items() if not local] == ["logprobs"]
+    assert [name for name, local in rule_locality.items() if not local] == ["logprobs", "generate"]
 
 
 # -- case 1: paths with a space ----------------------------------------------------------------------
@@ -88,7 +88,9 @@ def test_every_rules_shell_command_keeps_each_path_with_a_space_one_word(tmp_pat
     printed shell command, split as the shell splits it, keeps every such path whole; every rule of
     the workflow is among the jobs."""
     _minimal_store(tmp_path / SPACED["store"])
-    write_workflow_config(tmp_path, {}, models={"Tiny": {"spec": "smollm2-135m"}}, **SPACED)
+    write_workflow_config(
+        tmp_path, {}, models={"Tiny": {"spec": "smollm2-135m"}}, generative_tasks=["naturalqs_open"], **SPACED
+    )
     done = _snakemake(tmp_path, "-n", "all", "evaluate", "publish")
     assert done.returncode == 0, done.stderr[-3000:]
     rule, commands = None, {}
